@@ -1,0 +1,147 @@
+//! One error type for everything a client can see.
+//!
+//! Every variant carries the SQLSTATE PostgreSQL would use, so the wire layer
+//! turns it into an ErrorResponse without guessing. The text is what the
+//! client sees; internal causes are logged where they happen, never leaked.
+
+use std::fmt;
+
+/// SQLSTATE codes keyclaim answers with (PostgreSQL's errcodes.txt).
+pub mod sqlstate {
+    pub const SYNTAX_ERROR: &str = "42601";
+    pub const UNDEFINED_TABLE: &str = "42P01";
+    pub const DUPLICATE_TABLE: &str = "42P07";
+    pub const DUPLICATE_OBJECT: &str = "42710";
+    pub const UNDEFINED_COLUMN: &str = "42703";
+    pub const UNDEFINED_OBJECT: &str = "42704";
+    pub const DUPLICATE_COLUMN: &str = "42701";
+    pub const AMBIGUOUS_COLUMN: &str = "42702";
+    pub const UNDEFINED_FUNCTION: &str = "42883";
+    pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
+    pub const GROUPING_ERROR: &str = "42803";
+    pub const INVALID_TABLE_DEFINITION: &str = "42P16";
+    pub const UNDEFINED_PARAMETER: &str = "42P02";
+    pub const INDETERMINATE_DATATYPE: &str = "42P18";
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const NOT_NULL_VIOLATION: &str = "23502";
+    pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
+    pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
+    pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";
+    pub const DIVISION_BY_ZERO: &str = "22012";
+    pub const INVALID_DATETIME_FORMAT: &str = "22007";
+    pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
+    pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    pub const INVALID_ROW_COUNT_IN_LIMIT: &str = "2201W";
+    pub const INVALID_ROW_COUNT_IN_OFFSET: &str = "2201X";
+    pub const CARDINALITY_VIOLATION: &str = "21000";
+    pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    pub const IN_FAILED_TRANSACTION: &str = "25P02";
+    pub const NO_ACTIVE_TRANSACTION: &str = "25P01";
+    pub const ACTIVE_TRANSACTION: &str = "25001";
+    pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+    pub const QUERY_CANCELED: &str = "57014";
+    pub const STATEMENT_COMPLETION_UNKNOWN: &str = "40003";
+    pub const INSUFFICIENT_RESOURCES: &str = "53000";
+    pub const PROGRAM_LIMIT_EXCEEDED: &str = "54000";
+    pub const INVALID_PASSWORD: &str = "28P01";
+    pub const PROTOCOL_VIOLATION: &str = "08P01";
+    pub const UNDEFINED_PREPARED_STATEMENT: &str = "26000";
+    pub const INTERNAL_ERROR: &str = "XX000";
+    pub const CANT_CHANGE_RUNTIME_PARAM: &str = "55P02";
+    pub const UNRECOGNIZED_PARAMETER: &str = "42704";
+}
+
+/// An error as the client sees it: PostgreSQL's ErrorResponse fields.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SqlError {
+    pub code: &'static str,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    pub schema: Option<String>,
+    pub table: Option<String>,
+    pub column: Option<String>,
+    pub constraint: Option<String>,
+    pub datatype: Option<String>,
+}
+
+pub type SqlResult<T> = Result<T, SqlError>;
+
+impl SqlError {
+    pub fn new(code: &'static str, message: impl Into<String>) -> Self {
+        SqlError {
+            code,
+            message: message.into(),
+            ..Default::default()
+        }
+    }
+
+    pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
+        self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hint = Some(hint.into());
+        self
+    }
+
+    pub fn with_table(mut self, table: impl Into<String>) -> Self {
+        self.schema = Some("public".into());
+        self.table = Some(table.into());
+        self
+    }
+
+    pub fn with_column(mut self, column: impl Into<String>) -> Self {
+        self.column = Some(column.into());
+        self
+    }
+
+    pub fn with_constraint(mut self, constraint: impl Into<String>) -> Self {
+        self.constraint = Some(constraint.into());
+        self
+    }
+
+    pub fn syntax(message: impl Into<String>) -> Self {
+        Self::new(sqlstate::SYNTAX_ERROR, message)
+    }
+
+    /// 0A000 with a hint saying what keyclaim does support instead.
+    pub fn unsupported(what: impl Into<String>, hint: impl Into<String>) -> Self {
+        Self::new(sqlstate::FEATURE_NOT_SUPPORTED, what).with_hint(hint)
+    }
+
+    pub fn undefined_table(name: &str) -> Self {
+        Self::new(
+            sqlstate::UNDEFINED_TABLE,
+            format!("relation \"{name}\" does not exist"),
+        )
+    }
+
+    pub fn undefined_column(name: &str) -> Self {
+        Self::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!("column \"{name}\" does not exist"),
+        )
+    }
+
+    pub fn internal(message: impl Into<String>) -> Self {
+        Self::new(sqlstate::INTERNAL_ERROR, message)
+    }
+
+    pub fn invalid_text(type_name: &str, input: &str) -> Self {
+        Self::new(
+            sqlstate::INVALID_TEXT_REPRESENTATION,
+            format!("invalid input syntax for type {type_name}: \"{input}\""),
+        )
+    }
+}
+
+impl fmt::Display for SqlError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code)
+    }
+}
+
+impl std::error::Error for SqlError {}

@@ -1,0 +1,32 @@
+//! keyclaim: a PostgreSQL-wire proxy that enforces PRIMARY KEY and UNIQUE on
+//! a store that only offers per-partition compare-and-set (Cassandra /
+//! ScyllaDB lightweight transactions, or the embedded in-memory store).
+//!
+//! The map, in the order a request travels:
+//!
+//! - [`server`]: TCP listener, connection limit, TLS, graceful shutdown.
+//! - [`wire`]: pgwire handlers (startup and auth, simple and extended query),
+//!   parameter decoding, row encoding, and the one place errors become
+//!   ErrorResponses.
+//! - [`session`]: per-connection settings and transaction-block state.
+//! - [`engine`]: one statement as named stages: parse, plan, check, execute.
+//! - [`sql`]: parsing, planning, expression evaluation.
+//! - [`catalog`]: table definitions and constraint names, kept in the store.
+//! - [`claims`]: the lease-and-verify claim protocol (design: claims.md).
+//! - [`store`]: the `Store` trait (LWT primitives) and its implementations.
+//! - [`types`]: SQL types and values, their text and binary formats, key bytes.
+//! - [`error`]: the error type every failure becomes, with its SQLSTATE.
+//! - [`config`]: the TOML config with `KEYCLAIM_*` env overrides.
+#![deny(clippy::print_stdout)]
+
+pub mod catalog;
+pub mod claims;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod server;
+pub mod session;
+pub mod sql;
+pub mod store;
+pub mod types;
+pub mod wire;
