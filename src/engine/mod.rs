@@ -88,3 +88,100 @@ pub struct Notice {
     pub code: &'static str,
     pub message: String,
 }
+
+/// Settings of the claim protocol and execution limits.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// The lease L: an unbacked claim younger than this is waited on, older is fenced.
+    pub lease: std::time::Duration,
+    /// How long a statement waits on another's in-flight claim before 55P03.
+    pub lock_timeout: std::time::Duration,
+    /// Retries of one step after an unknown outcome before answering 40003.
+    pub max_retries: u32,
+    /// Rows fetched per store page when scanning.
+    pub scan_page: usize,
+}
+
+impl Default for EngineConfig {
+    fn default() -> Self {
+        EngineConfig {
+            lease: std::time::Duration::from_secs(5),
+            lock_timeout: std::time::Duration::from_secs(30),
+            max_retries: 5,
+            scan_page: 256,
+        }
+    }
+}
+
+/// The engine shared by every connection of one proxy process.
+#[derive(Clone)]
+pub struct Engine {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    store: Arc<dyn crate::store::Store>,
+    #[allow(dead_code)]
+    config: EngineConfig,
+}
+
+impl Engine {
+    pub fn new(store: Arc<dyn crate::store::Store>, config: EngineConfig) -> Engine {
+        Engine {
+            inner: Arc::new(Inner { store, config }),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn crate::store::Store> {
+        &self.inner.store
+    }
+
+    /// Parse and plan every statement in `sql`. `hints` are the parameter
+    /// types the client sent in Parse (None where it sent 0 / unspecified).
+    pub async fn prepare(
+        &self,
+        sql: &str,
+        hints: &[Option<SqlType>],
+    ) -> SqlResult<Vec<Prepared>> {
+        let _ = hints;
+        let statements = crate::sql::parse(sql)?;
+        let mut out = Vec::with_capacity(statements.len());
+        for stmt in statements {
+            let columns = match crate::session::describe(&stmt) {
+                Some(cols) => cols,
+                None => {
+                    return Err(crate::error::SqlError::unsupported(
+                        "statement not supported yet",
+                        "keyclaim supports SELECT, INSERT, UPDATE, DELETE, CREATE TABLE, CREATE UNIQUE INDEX, DROP",
+                    ))
+                }
+            };
+            out.push(Prepared {
+                sql: stmt.to_string(),
+                param_types: Vec::new(),
+                columns,
+                plan: Arc::new(crate::sql::plan::Plan::Session(stmt)),
+            });
+        }
+        Ok(out)
+    }
+
+    /// Run one prepared statement with bound parameters.
+    pub async fn execute(
+        &self,
+        session: &mut crate::session::Session,
+        prepared: &Prepared,
+        params: Vec<Value>,
+    ) -> SqlResult<Executed> {
+        let _ = params;
+        match prepared.plan.as_ref() {
+            crate::sql::plan::Plan::Session(stmt) => {
+                crate::session::check_txn_state(session, stmt)?;
+                match crate::session::execute(session, stmt) {
+                    Some(result) => result,
+                    None => Err(crate::error::SqlError::internal("not a session statement")),
+                }
+            }
+        }
+    }
+}

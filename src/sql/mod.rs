@@ -1,3 +1,18 @@
 //! SQL: parse (sqlparser, PostgreSQL dialect), plan into keyclaim's small set
 //! of operations, and evaluate expressions.
 pub mod plan;
+
+use sqlparser::ast::Statement;
+use sqlparser::dialect::PostgreSqlDialect;
+use sqlparser::parser::Parser;
+
+use crate::error::{SqlError, SqlResult};
+
+/// Parse SQL text into statements (PostgreSQL dialect); errors are 42601.
+pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
+    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
+        let msg = e.to_string();
+        let msg = msg.strip_prefix("sql parser error: ").unwrap_or(&msg).to_owned();
+        SqlError::syntax(format!("syntax error: {msg}"))
+    })
+}

@@ -1,1 +1,179 @@
-//! store
+//! The storage contract: per-partition compare-and-set, as Cassandra /
+//! ScyllaDB lightweight transactions offer it.
+//!
+//! Every conditional method maps to one CQL LWT and returns what an LWT
+//! returns: applied, or not applied together with the partition's current
+//! state (Cassandra returns the existing row when an LWT is not applied, so
+//! the caller never needs an extra read). Reads that decide something are
+//! SERIAL. Errors separate "certainly not applied" from "outcome unknown",
+//! because the claim protocol treats them differently.
+//!
+//! Partitions:
+//! - rows: one per (table id, encoded primary key), holding [`RowRecord`].
+//! - claims: one per (constraint id, canonical key bytes), holding [`ClaimRecord`].
+//! - catalog: one per table name, holding a serialized table definition.
+
+pub mod memory;
+
+use std::collections::BTreeMap;
+
+use async_trait::async_trait;
+use uuid::Uuid;
+
+use crate::types::Value;
+
+/// A statement attempt's identity: a time-based UUID (v7) whose time part is its birth.
+pub type TxnId = Uuid;
+
+/// The state of one row partition. Deletes leave it dead, never absent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowRecord {
+    /// `__version`: the txn that last wrote this partition.
+    pub version: TxnId,
+    /// `__live`: false once deleted (or fenced from absent).
+    pub live: bool,
+    /// `__claims`: constraint id -> txn of the claim backing this row's key.
+    pub claims: BTreeMap<String, TxnId>,
+    /// Data columns in table order; empty when dead.
+    pub values: Vec<Value>,
+}
+
+impl RowRecord {
+    pub fn dead(version: TxnId) -> RowRecord {
+        RowRecord {
+            version,
+            live: false,
+            claims: BTreeMap::new(),
+            values: Vec::new(),
+        }
+    }
+}
+
+/// One claims partition: `owner` is the encoded primary key of the row that
+/// holds (or is about to hold) the key; `txn` the attempt that made the claim.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClaimRecord {
+    pub owner: Vec<u8>,
+    pub txn: TxnId,
+}
+
+/// A catalog entry: the serialized table definition and its version.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CatalogRecord {
+    pub version: Uuid,
+    pub definition: String,
+}
+
+/// What a compare-and-set returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Cas<T> {
+    Applied,
+    /// Not applied; the partition's current state (None: absent).
+    NotApplied(Option<T>),
+}
+
+impl<T> Cas<T> {
+    pub fn applied(&self) -> bool {
+        matches!(self, Cas::Applied)
+    }
+}
+
+/// A store failure, classified as the claim protocol needs it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum StoreError {
+    /// The operation certainly did not apply (e.g. Unavailable before Paxos began).
+    #[error("store unavailable: {0}")]
+    Unavailable(String),
+    /// The operation may or may not have applied (write timeout, broken connection).
+    #[error("store outcome unknown: {0}")]
+    Unknown(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A page of a scan: rows in key order and where the next page starts.
+#[derive(Debug, Clone)]
+pub struct ScanPage {
+    pub rows: Vec<(Vec<u8>, RowRecord)>,
+    /// The last key of this page; None when the scan is complete.
+    pub next: Option<Vec<u8>>,
+}
+
+/// The LWT primitives. Implementations must be linearizable per partition.
+#[async_trait]
+pub trait Store: Send + Sync + 'static {
+    /// A short name for logs: "memory", "cassandra".
+    fn kind(&self) -> &'static str;
+
+    // Rows -----------------------------------------------------------------
+
+    /// SERIAL read of one row partition.
+    async fn read_row(&self, table: &str, pk: &[u8]) -> StoreResult<Option<RowRecord>>;
+    /// `INSERT ... IF NOT EXISTS`.
+    async fn insert_row(&self, table: &str, pk: &[u8], row: RowRecord)
+        -> StoreResult<Cas<RowRecord>>;
+    /// `UPDATE ... IF __version = expected`.
+    async fn update_row(
+        &self,
+        table: &str,
+        pk: &[u8],
+        expected: TxnId,
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>>;
+    /// A page of row partitions (live and dead) with keys after `after`, at most `limit`.
+    async fn scan_rows(
+        &self,
+        table: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<ScanPage>;
+    /// Drops every row partition of a table (DROP TABLE).
+    async fn drop_rows(&self, table: &str) -> StoreResult<()>;
+
+    // Claims ---------------------------------------------------------------
+
+    /// SERIAL read of a claim.
+    async fn read_claim(&self, constraint: &str, key: &[u8]) -> StoreResult<Option<ClaimRecord>>;
+    /// `INSERT INTO claims ... IF NOT EXISTS`.
+    async fn insert_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        claim: ClaimRecord,
+    ) -> StoreResult<Cas<ClaimRecord>>;
+    /// `UPDATE claims SET txn = new IF txn = expected` (re-stamping on restart).
+    async fn restamp_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+        new: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>>;
+    /// `DELETE FROM claims ... IF txn = expected`.
+    async fn delete_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>>;
+    /// Drops every claim of a constraint (DROP INDEX / DROP TABLE).
+    async fn drop_claims(&self, constraint: &str) -> StoreResult<()>;
+
+    // Catalog --------------------------------------------------------------
+
+    async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>>;
+    async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>>;
+    /// `INSERT ... IF NOT EXISTS`.
+    async fn insert_catalog(&self, name: &str, rec: CatalogRecord)
+        -> StoreResult<Cas<CatalogRecord>>;
+    /// `UPDATE ... IF version = expected`.
+    async fn update_catalog(
+        &self,
+        name: &str,
+        expected: Uuid,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>>;
+    /// `DELETE ... IF version = expected`.
+    async fn delete_catalog(&self, name: &str, expected: Uuid)
+        -> StoreResult<Cas<CatalogRecord>>;
+}

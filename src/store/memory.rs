@@ -1,0 +1,270 @@
+//! The embedded store: the same LWT primitives as Cassandra, in process.
+//!
+//! Each table's rows sit in one ordered map behind a short-held lock, so
+//! every compare-and-set is linearizable and scans page in key order (as a
+//! CQL token scan would, minus the hashing). Claims need no order: a DashMap
+//! keyed by partition shards them by hash. Nothing survives the process.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use dashmap::DashMap;
+use parking_lot::{Mutex, RwLock};
+use uuid::Uuid;
+
+use super::{
+    Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreResult, TxnId,
+};
+
+type RowMap = BTreeMap<Vec<u8>, RowRecord>;
+
+/// Counts of LWTs and reads, for benchmarks and tests.
+#[derive(Debug, Default)]
+pub struct OpCounts {
+    pub lwts: AtomicU64,
+    pub reads: AtomicU64,
+}
+
+#[derive(Default)]
+pub struct MemoryStore {
+    rows: DashMap<String, Arc<RwLock<RowMap>>>,
+    claims: DashMap<(String, Vec<u8>), ClaimRecord>,
+    catalog: Mutex<BTreeMap<String, CatalogRecord>>,
+    pub counts: OpCounts,
+}
+
+impl MemoryStore {
+    pub fn new() -> MemoryStore {
+        MemoryStore::default()
+    }
+
+    fn table(&self, table: &str) -> Arc<RwLock<RowMap>> {
+        if let Some(t) = self.rows.get(table) {
+            return t.clone();
+        }
+        self.rows.entry(table.to_owned()).or_default().clone()
+    }
+
+    fn lwt(&self) {
+        self.counts.lwts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    fn read(&self) {
+        self.counts.reads.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Compare-and-set on one slot of a map: `expect` decides from the current
+/// state; on success the slot becomes `new` (None removes it).
+fn cas_slot<T: Clone>(
+    slot: Option<&T>,
+    expect: impl FnOnce(Option<&T>) -> bool,
+) -> Result<(), Option<T>> {
+    if expect(slot) {
+        Ok(())
+    } else {
+        Err(slot.cloned())
+    }
+}
+
+#[async_trait]
+impl Store for MemoryStore {
+    fn kind(&self) -> &'static str {
+        "memory"
+    }
+
+    async fn read_row(&self, table: &str, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
+        self.read();
+        Ok(self.table(table).read().get(pk).cloned())
+    }
+
+    async fn insert_row(
+        &self,
+        table: &str,
+        pk: &[u8],
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        self.lwt();
+        let t = self.table(table);
+        let mut map = t.write();
+        match cas_slot(map.get(pk), |cur| cur.is_none()) {
+            Ok(()) => {
+                map.insert(pk.to_vec(), row);
+                Ok(Cas::Applied)
+            }
+            Err(cur) => Ok(Cas::NotApplied(cur)),
+        }
+    }
+
+    async fn update_row(
+        &self,
+        table: &str,
+        pk: &[u8],
+        expected: TxnId,
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        self.lwt();
+        let t = self.table(table);
+        let mut map = t.write();
+        match cas_slot(map.get(pk), |cur| cur.is_some_and(|r| r.version == expected)) {
+            Ok(()) => {
+                map.insert(pk.to_vec(), row);
+                Ok(Cas::Applied)
+            }
+            Err(cur) => Ok(Cas::NotApplied(cur)),
+        }
+    }
+
+    async fn scan_rows(
+        &self,
+        table: &str,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<ScanPage> {
+        self.read();
+        let t = self.table(table);
+        let map = t.read();
+        let lower = match after {
+            Some(k) => Bound::Excluded(k.to_vec()),
+            None => Bound::Unbounded,
+        };
+        let rows: Vec<(Vec<u8>, RowRecord)> = map
+            .range((lower, Bound::Unbounded))
+            .take(limit)
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let next = if rows.len() == limit {
+            rows.last().map(|(k, _)| k.clone())
+        } else {
+            None
+        };
+        Ok(ScanPage { rows, next })
+    }
+
+    async fn drop_rows(&self, table: &str) -> StoreResult<()> {
+        self.rows.remove(table);
+        Ok(())
+    }
+
+    async fn read_claim(&self, constraint: &str, key: &[u8]) -> StoreResult<Option<ClaimRecord>> {
+        self.read();
+        Ok(self
+            .claims
+            .get(&(constraint.to_owned(), key.to_vec()))
+            .map(|c| c.clone()))
+    }
+
+    async fn insert_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        claim: ClaimRecord,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        self.lwt();
+        match self.claims.entry((constraint.to_owned(), key.to_vec())) {
+            dashmap::Entry::Occupied(cur) => Ok(Cas::NotApplied(Some(cur.get().clone()))),
+            dashmap::Entry::Vacant(slot) => {
+                slot.insert(claim);
+                Ok(Cas::Applied)
+            }
+        }
+    }
+
+    async fn restamp_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+        new: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        self.lwt();
+        match self.claims.entry((constraint.to_owned(), key.to_vec())) {
+            dashmap::Entry::Occupied(mut cur) if cur.get().txn == expected => {
+                cur.get_mut().txn = new;
+                Ok(Cas::Applied)
+            }
+            dashmap::Entry::Occupied(cur) => Ok(Cas::NotApplied(Some(cur.get().clone()))),
+            dashmap::Entry::Vacant(_) => Ok(Cas::NotApplied(None)),
+        }
+    }
+
+    async fn delete_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        self.lwt();
+        match self.claims.entry((constraint.to_owned(), key.to_vec())) {
+            dashmap::Entry::Occupied(cur) if cur.get().txn == expected => {
+                cur.remove();
+                Ok(Cas::Applied)
+            }
+            dashmap::Entry::Occupied(cur) => Ok(Cas::NotApplied(Some(cur.get().clone()))),
+            dashmap::Entry::Vacant(_) => Ok(Cas::NotApplied(None)),
+        }
+    }
+
+    async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
+        self.claims.retain(|(c, _), _| c != constraint);
+        Ok(())
+    }
+
+    async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>> {
+        Ok(self.catalog.lock().get(name).cloned())
+    }
+
+    async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
+        Ok(self
+            .catalog
+            .lock()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect())
+    }
+
+    async fn insert_catalog(
+        &self,
+        name: &str,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        let mut cat = self.catalog.lock();
+        match cas_slot(cat.get(name), |cur| cur.is_none()) {
+            Ok(()) => {
+                cat.insert(name.to_owned(), rec);
+                Ok(Cas::Applied)
+            }
+            Err(cur) => Ok(Cas::NotApplied(cur)),
+        }
+    }
+
+    async fn update_catalog(
+        &self,
+        name: &str,
+        expected: Uuid,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        let mut cat = self.catalog.lock();
+        match cas_slot(cat.get(name), |cur| cur.is_some_and(|c| c.version == expected)) {
+            Ok(()) => {
+                cat.insert(name.to_owned(), rec);
+                Ok(Cas::Applied)
+            }
+            Err(cur) => Ok(Cas::NotApplied(cur)),
+        }
+    }
+
+    async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
+        let mut cat = self.catalog.lock();
+        match cas_slot(cat.get(name), |cur| cur.is_some_and(|c| c.version == expected)) {
+            Ok(()) => {
+                cat.remove(name);
+                Ok(Cas::Applied)
+            }
+            Err(cur) => Ok(Cas::NotApplied(cur)),
+        }
+    }
+}
