@@ -1,1 +1,224 @@
-//! catalog
+//! Table definitions and constraint names, kept in the store so that every
+//! proxy sharing a store sees the same schema; this process caches them.
+
+pub mod naming;
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::store::{Cas, CatalogRecord, Store, StoreError};
+use crate::types::{SqlType, Value};
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ColumnDef {
+    pub name: String,
+    pub ty: SqlType,
+    pub not_null: bool,
+    /// The DEFAULT expression as SQL text, evaluated per row.
+    pub default: Option<String>,
+}
+
+/// A UNIQUE constraint or unique index, enforced through claims.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UniqueDef {
+    /// The name errors report: `<table>_<cols>_key`, declared, or the index name.
+    pub name: String,
+    /// Storage id of its claims; fresh for every creation so that a dropped
+    /// constraint's leftover claims never count for a new one.
+    pub id: String,
+    pub columns: Vec<usize>,
+    pub nulls_not_distinct: bool,
+    /// Created by CREATE UNIQUE INDEX (dropped with DROP INDEX) rather than
+    /// declared in CREATE TABLE.
+    pub is_index: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TableDef {
+    pub name: String,
+    /// Storage id of its rows, fresh per creation.
+    pub id: String,
+    pub columns: Vec<ColumnDef>,
+    pub primary_key: Vec<usize>,
+    pub pkey_name: String,
+    pub uniques: Vec<UniqueDef>,
+}
+
+impl TableDef {
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name == name)
+    }
+
+    pub fn column(&self, name: &str) -> SqlResult<usize> {
+        self.column_index(name)
+            .ok_or_else(|| SqlError::undefined_column(name))
+    }
+
+    /// The canonical primary-key bytes of a row (its partition key).
+    pub fn pk_bytes(&self, values: &[Value]) -> Vec<u8> {
+        let key: Vec<&Value> = self.primary_key.iter().map(|&i| &values[i]).collect();
+        crate::types::encode_key(&key)
+    }
+
+    pub fn column_names(&self, cols: &[usize]) -> Vec<&str> {
+        cols.iter().map(|&i| self.columns[i].name.as_str()).collect()
+    }
+
+    /// Every constraint name in use on this table (for collision-free naming).
+    pub fn constraint_names(&self) -> impl Iterator<Item = &str> {
+        std::iter::once(self.pkey_name.as_str()).chain(self.uniques.iter().map(|u| u.name.as_str()))
+    }
+}
+
+impl UniqueDef {
+    /// The claim key of a row for this constraint; None when a NULL makes it
+    /// exempt (NULLS DISTINCT, PostgreSQL's default).
+    pub fn key_of(&self, values: &[Value]) -> Option<Vec<u8>> {
+        let key: Vec<&Value> = self.columns.iter().map(|&i| &values[i]).collect();
+        if !self.nulls_not_distinct && key.iter().any(|v| v.is_null()) {
+            return None;
+        }
+        Some(crate::types::encode_key(&key))
+    }
+}
+
+/// Fresh storage ids: readable prefix, unique suffix.
+pub fn storage_id(name: &str) -> String {
+    format!("{name}.{}", Uuid::now_v7().simple())
+}
+
+pub fn store_error(e: StoreError) -> SqlError {
+    SqlError::new(sqlstate::INSUFFICIENT_RESOURCES, format!("{e}"))
+        .with_hint("the store did not answer; retry when it is reachable")
+}
+
+/// The catalog of one proxy: the store is the truth, this is a cache.
+pub struct Catalog {
+    store: Arc<dyn Store>,
+    cache: DashMap<String, (Uuid, Arc<TableDef>)>,
+}
+
+impl Catalog {
+    pub fn new(store: Arc<dyn Store>) -> Catalog {
+        Catalog {
+            store,
+            cache: DashMap::new(),
+        }
+    }
+
+    /// The table's definition, from cache or store; 42P01 if absent.
+    pub async fn table(&self, name: &str) -> SqlResult<Arc<TableDef>> {
+        self.lookup(name)
+            .await?
+            .ok_or_else(|| SqlError::undefined_table(name))
+    }
+
+    pub async fn lookup(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+        if let Some(hit) = self.cache.get(name) {
+            return Ok(Some(hit.1.clone()));
+        }
+        Ok(self.reload(name).await?.map(|(_, def)| def))
+    }
+
+    async fn reload(&self, name: &str) -> SqlResult<Option<(Uuid, Arc<TableDef>)>> {
+        match self.store.read_catalog(name).await.map_err(store_error)? {
+            Some(rec) => {
+                let def: TableDef = serde_json::from_str(&rec.definition)
+                    .map_err(|e| SqlError::internal(format!("corrupt catalog entry {name}: {e}")))?;
+                let entry = (rec.version, Arc::new(def));
+                self.cache.insert(name.to_owned(), entry.clone());
+                Ok(Some(entry))
+            }
+            None => {
+                self.cache.remove(name);
+                Ok(None)
+            }
+        }
+    }
+
+    /// Creates the table; false if a table of that name exists already.
+    pub async fn create(&self, def: TableDef) -> SqlResult<bool> {
+        let rec = record(&def)?;
+        let version = rec.version;
+        match self.store.insert_catalog(&def.name, rec).await.map_err(store_error)? {
+            Cas::Applied => {
+                self.cache.insert(def.name.clone(), (version, Arc::new(def)));
+                Ok(true)
+            }
+            Cas::NotApplied(_) => {
+                self.cache.remove(&def.name);
+                Ok(false)
+            }
+        }
+    }
+
+    /// Replaces a definition with `change(current)`, retrying on concurrent changes.
+    pub async fn alter(
+        &self,
+        name: &str,
+        mut change: impl FnMut(&TableDef) -> SqlResult<TableDef>,
+    ) -> SqlResult<Arc<TableDef>> {
+        loop {
+            let (version, current) = self
+                .reload(name)
+                .await?
+                .ok_or_else(|| SqlError::undefined_table(name))?;
+            let next = change(&current)?;
+            let rec = record(&next)?;
+            let new_version = rec.version;
+            if self
+                .store
+                .update_catalog(name, version, rec)
+                .await
+                .map_err(store_error)?
+                .applied()
+            {
+                let next = Arc::new(next);
+                self.cache.insert(name.to_owned(), (new_version, next.clone()));
+                return Ok(next);
+            }
+        }
+    }
+
+    /// Drops a table's definition; returns it, or None if it did not exist.
+    pub async fn drop(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+        loop {
+            let Some((version, def)) = self.reload(name).await? else {
+                return Ok(None);
+            };
+            if self
+                .store
+                .delete_catalog(name, version)
+                .await
+                .map_err(store_error)?
+                .applied()
+            {
+                self.cache.remove(name);
+                return Ok(Some(def));
+            }
+        }
+    }
+
+    /// All tables (for DROP INDEX, which names an index, not a table).
+    pub async fn all(&self) -> SqlResult<Vec<Arc<TableDef>>> {
+        let mut out = Vec::new();
+        for (_, rec) in self.store.list_catalog().await.map_err(store_error)? {
+            let def: TableDef = serde_json::from_str(&rec.definition)
+                .map_err(|e| SqlError::internal(format!("corrupt catalog entry: {e}")))?;
+            out.push(Arc::new(def));
+        }
+        Ok(out)
+    }
+}
+
+fn record(def: &TableDef) -> SqlResult<CatalogRecord> {
+    Ok(CatalogRecord {
+        version: Uuid::now_v7(),
+        definition: serde_json::to_string(def)
+            .map_err(|e| SqlError::internal(format!("catalog encoding: {e}")))?,
+    })
+}

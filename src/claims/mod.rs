@@ -1,1 +1,97 @@
-//! claims
+//! The lease-and-verify claim protocol (shared/design/claims.md), written
+//! against the `Store` trait only.
+//!
+//! A claim `(constraint, key) -> owner` means "taken" only while it is
+//! *backed*: the owner row is live and holds that key. Every row write is a
+//! compare-and-set from the exact version the writer observed, so a fence
+//! (a version change) stops any writer that observed the row before it.
+//! Safety never depends on clocks or the lease; the lease only decides when
+//! an unbacked claim is old enough to take over.
+
+mod resolve;
+mod row;
+
+pub use resolve::KeyClaim;
+pub use row::{delete_row, insert_row, keys_of, update_row, RowWrite, WriteError, WriteOutcome};
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use uuid::Uuid;
+
+use crate::store::{StoreError, TxnId};
+
+/// Protocol settings (from `[claims]` in the config).
+#[derive(Debug, Clone)]
+pub struct ClaimConfig {
+    pub lease: Duration,
+    pub lock_timeout: Duration,
+    pub max_retries: u32,
+}
+
+/// Counters users watch: conflicts, waits, fences, retries, unknown outcomes.
+#[derive(Debug, Default)]
+pub struct ClaimStats {
+    pub conflicts: AtomicU64,
+    pub waits: AtomicU64,
+    pub fences: AtomicU64,
+    pub retries: AtomicU64,
+    pub restarts: AtomicU64,
+    pub unknown: AtomicU64,
+}
+
+impl ClaimStats {
+    pub fn bump(counter: &AtomicU64) {
+        counter.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// A fresh txn id for one attempt of one statement: time-ordered (UUIDv7),
+/// so its time part is its birth.
+pub fn new_txn() -> TxnId {
+    Uuid::now_v7()
+}
+
+/// Milliseconds since the epoch at which a txn was born.
+pub fn txn_birth_ms(txn: &TxnId) -> u64 {
+    txn.get_timestamp()
+        .map(|ts| {
+            let (secs, nanos) = ts.to_unix();
+            secs * 1000 + u64::from(nanos) / 1_000_000
+        })
+        .unwrap_or(0)
+}
+
+pub fn now_ms() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as u64)
+        .unwrap_or(0)
+}
+
+/// Retry an idempotent store step after unknown outcomes, up to `max` times.
+/// The step must be safe to repeat with the same txn (rule: retries reuse the txn).
+pub(crate) async fn with_retries<T, F, Fut>(
+    cfg: &ClaimConfig,
+    stats: &ClaimStats,
+    mut step: F,
+) -> Result<(T, bool), StoreError>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, StoreError>>,
+{
+    let mut retried = false;
+    let mut attempt = 0;
+    loop {
+        match step().await {
+            Ok(v) => return Ok((v, retried)),
+            Err(StoreError::Unknown(_)) if attempt < cfg.max_retries => {
+                ClaimStats::bump(&stats.retries);
+                retried = true;
+                attempt += 1;
+                tokio::time::sleep(Duration::from_millis(5 << attempt.min(6))).await;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

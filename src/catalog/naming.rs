@@ -1,0 +1,83 @@
+//! Constraint names as PostgreSQL chooses them (ChooseConstraintName):
+//! `<table>_pkey`, `<table>_<col1>_<col2>_key`, truncated to 63 bytes, with a
+//! number appended when the name is taken.
+
+const NAMEDATALEN: usize = 63;
+
+pub fn pkey_name(table: &str) -> String {
+    choose(table, &[], "pkey", &[])
+}
+
+pub fn unique_name<'a>(table: &str, columns: &[&str], taken: impl IntoIterator<Item = &'a str>) -> String {
+    let taken: Vec<&str> = taken.into_iter().collect();
+    choose(table, columns, "key", &taken)
+}
+
+/// PostgreSQL's makeObjectName + ChooseRelationName: shorten the longer of
+/// table and column parts until `name1_name2_label` fits, then add 1, 2, ...
+fn choose(table: &str, columns: &[&str], label: &str, taken: &[&str]) -> String {
+    let cols = columns.join("_");
+    let mut pass = 0;
+    loop {
+        let suffix = if pass == 0 {
+            label.to_owned()
+        } else {
+            format!("{label}{pass}")
+        };
+        let name = make_name(table, &cols, &suffix);
+        if !taken.contains(&name.as_str()) {
+            return name;
+        }
+        pass += 1;
+    }
+}
+
+fn make_name(name1: &str, name2: &str, label: &str) -> String {
+    let overhead = label.len() + 1 + if name2.is_empty() { 0 } else { 1 };
+    let mut l1 = name1.len();
+    let mut l2 = name2.len();
+    while l1 + l2 + overhead > NAMEDATALEN {
+        if l1 > l2 {
+            l1 -= 1;
+        } else {
+            l2 -= 1;
+        }
+    }
+    let n1 = truncate(name1, l1);
+    let n2 = truncate(name2, l2);
+    if n2.is_empty() {
+        format!("{n1}_{label}")
+    } else {
+        format!("{n1}_{n2}_{label}")
+    }
+}
+
+fn truncate(s: &str, mut len: usize) -> &str {
+    while !s.is_char_boundary(len) {
+        len -= 1;
+    }
+    &s[..len]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_follow_postgres() {
+        assert_eq!(pkey_name("users"), "users_pkey");
+        assert_eq!(unique_name("users", &["email"], []), "users_email_key");
+        assert_eq!(unique_name("t", &["a", "b"], []), "t_a_b_key");
+        assert_eq!(unique_name("t", &["a"], ["t_a_key"]), "t_a_key1");
+        assert_eq!(unique_name("t", &["a"], ["t_a_key", "t_a_key1"]), "t_a_key2");
+    }
+
+    #[test]
+    fn long_names_are_truncated_like_postgres() {
+        let table = "a".repeat(40);
+        let col = "b".repeat(40);
+        let name = unique_name(&table, &[&col], []);
+        assert_eq!(name.len(), 63);
+        assert_eq!(name, format!("{}_{}_key", "a".repeat(29), "b".repeat(29)));
+    }
+}

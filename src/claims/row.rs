@@ -1,0 +1,317 @@
+//! Writing one row: INSERT, UPDATE and DELETE as the protocol prescribes.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use super::resolve::{claim_all, release, restamp_all, KeyClaim};
+use super::{new_txn, with_retries, ClaimConfig, ClaimStats};
+use crate::catalog::{store_error, TableDef};
+use crate::error::{sqlstate, SqlError};
+use crate::store::{Cas, RowRecord, Store, StoreError, TxnId};
+use crate::types::Value;
+
+/// Everything one row write needs.
+pub struct RowWrite<'a> {
+    pub store: &'a dyn Store,
+    pub cfg: &'a ClaimConfig,
+    pub stats: &'a ClaimStats,
+    pub table: &'a TableDef,
+    pub deadline: Instant,
+}
+
+/// Why a row write did not happen.
+#[derive(Debug)]
+pub enum WriteError {
+    /// A live row of another holds the key. `unique` is None for the primary key.
+    Duplicate {
+        unique: Option<usize>,
+        owner: Vec<u8>,
+    },
+    /// A key is backed by the very row being written (it changed under us).
+    ThisRow,
+    Sql(SqlError),
+}
+
+impl From<SqlError> for WriteError {
+    fn from(e: SqlError) -> Self {
+        WriteError::Sql(e)
+    }
+}
+
+/// A write that landed: the row before and after, and the version written.
+#[derive(Debug, Clone)]
+pub struct WriteOutcome {
+    pub before: Option<RowRecord>,
+    pub after: RowRecord,
+}
+
+fn outcome_unknown() -> WriteError {
+    WriteError::Sql(
+        SqlError::new(
+            sqlstate::STATEMENT_COMPLETION_UNKNOWN,
+            "the outcome of this statement is unknown",
+        )
+        .with_detail("the store did not confirm the write, and retries found the row changed since")
+        .with_hint("read the row to see whether the write took effect"),
+    )
+}
+
+fn store_failure(e: StoreError) -> WriteError {
+    WriteError::Sql(store_error(e))
+}
+
+/// The claim keys a row's values need, one per unique constraint that applies.
+pub fn keys_of(table: &TableDef, values: &[Value]) -> Vec<KeyClaim> {
+    table
+        .uniques
+        .iter()
+        .enumerate()
+        .filter_map(|(i, u)| u.key_of(values).map(|key| KeyClaim { unique: i, key }))
+        .collect()
+}
+
+fn claims_map(table: &TableDef, keys: &[KeyClaim], txn: TxnId) -> BTreeMap<String, TxnId> {
+    keys.iter()
+        .map(|k| (table.uniques[k.unique].id.clone(), txn))
+        .collect()
+}
+
+/// INSERT row `pk` with `values`: claim every unique key, then commit the
+/// row by CAS from the state observed before claiming (absent at first).
+pub async fn insert_row(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    values: Vec<Value>,
+) -> Result<WriteOutcome, WriteError> {
+    let keys = keys_of(w.table, &values);
+    let mut txn = new_txn();
+    let mut expected: Option<TxnId> = None;
+    claim_all(w, &keys, pk, txn, w.deadline).await?;
+    loop {
+        let row = RowRecord {
+            version: txn,
+            live: true,
+            claims: claims_map(w.table, &keys, txn),
+            values: values.clone(),
+        };
+        let commit = with_retries(w.cfg, w.stats, || {
+            let row = row.clone();
+            async move {
+                match expected {
+                    None => w.store.insert_row(&w.table.id, pk, row).await,
+                    Some(v) => w.store.update_row(&w.table.id, pk, v, row).await,
+                }
+            }
+        })
+        .await;
+        let (cas, retried) = match commit {
+            Ok(r) => r,
+            Err(StoreError::Unknown(_)) => {
+                // The commit may have landed: keep our claims, they may back it.
+                ClaimStats::bump(&w.stats.unknown);
+                return Err(outcome_unknown());
+            }
+            Err(e) => {
+                release(w, &keys, txn, None).await;
+                return Err(store_failure(e));
+            }
+        };
+        let current = match cas {
+            Cas::Applied => return Ok(WriteOutcome { before: None, after: row }),
+            Cas::NotApplied(cur) => cur,
+        };
+        if let Some(cur) = &current {
+            if cur.live && cur.version == txn {
+                return Ok(WriteOutcome { before: None, after: row });
+            }
+        }
+        if retried {
+            // Our first try may have landed and been overwritten since.
+            release(w, &keys, txn, current.as_ref()).await;
+            ClaimStats::bump(&w.stats.unknown);
+            return Err(outcome_unknown());
+        }
+        match current {
+            Some(cur) if cur.live => {
+                release(w, &keys, txn, Some(&cur)).await;
+                ClaimStats::bump(&w.stats.conflicts);
+                return Err(WriteError::Duplicate {
+                    unique: None,
+                    owner: pk.to_vec(),
+                });
+            }
+            // Dead at a version we had not observed before claiming: it may
+            // be a fence against us. Never overwrite it with this attempt;
+            // restart with a new txn that has observed it.
+            other => {
+                if Instant::now() >= w.deadline {
+                    release(w, &keys, txn, None).await;
+                    return Err(WriteError::Sql(super::resolve::lock_timeout()));
+                }
+                ClaimStats::bump(&w.stats.restarts);
+                let next = new_txn();
+                restamp_all(w, &keys, pk, txn, next, w.deadline).await?;
+                txn = next;
+                expected = other.map(|r| r.version);
+            }
+        }
+    }
+}
+
+/// UPDATE row `pk`: observe it, compute the new values, claim the keys that
+/// change, commit by CAS on the observed version. `compute` returns None when
+/// the row no longer qualifies (the WHERE re-checked on the current row).
+pub async fn update_row(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    mut observed: Option<Option<RowRecord>>,
+    mut compute: impl FnMut(&RowRecord) -> Result<Option<Vec<Value>>, SqlError>,
+) -> Result<Option<WriteOutcome>, WriteError> {
+    loop {
+        let current = match observed.take() {
+            Some(r) => r,
+            None => read(w, pk).await?,
+        };
+        let Some(current) = current.filter(|r| r.live) else {
+            return Ok(None);
+        };
+        let Some(values) = compute(&current)? else {
+            return Ok(None);
+        };
+        let txn = new_txn();
+        let old_keys = keys_of(w.table, &current.values);
+        let new_keys = keys_of(w.table, &values);
+        let changed: Vec<KeyClaim> = new_keys
+            .iter()
+            .filter(|k| !old_keys.contains(k))
+            .cloned()
+            .collect();
+        let replaced: Vec<&KeyClaim> = old_keys.iter().filter(|k| !new_keys.contains(k)).collect();
+        match claim_all(w, &changed, pk, txn, w.deadline).await {
+            Ok(()) => {}
+            // The row changed under us: observe again.
+            Err(WriteError::ThisRow) => continue,
+            Err(e) => return Err(e),
+        }
+        let mut claims = current.claims.clone();
+        for k in &replaced {
+            claims.remove(&w.table.uniques[k.unique].id);
+        }
+        claims.extend(claims_map(w.table, &changed, txn));
+        let row = RowRecord {
+            version: txn,
+            live: true,
+            claims,
+            values,
+        };
+        match commit(w, pk, current.version, &row).await {
+            Committed::Yes => {
+                cleanup(w, &replaced, &current).await;
+                return Ok(Some(WriteOutcome {
+                    before: Some(current),
+                    after: row,
+                }));
+            }
+            Committed::No(now) => {
+                release(w, &changed, txn, now.as_ref()).await;
+                ClaimStats::bump(&w.stats.restarts);
+                observed = Some(now);
+            }
+            Committed::Unknown(now) => {
+                if let Some(now) = now {
+                    release(w, &changed, txn, now.as_ref()).await;
+                }
+                return Err(outcome_unknown());
+            }
+            Committed::Failed(e) => {
+                release(w, &changed, txn, None).await;
+                return Err(e);
+            }
+        }
+    }
+}
+
+/// DELETE row `pk`: mark it dead by CAS on the observed version, then clean
+/// up its claims (`IF txn = __claims[c]`, so never another's claim).
+pub async fn delete_row(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    mut observed: Option<Option<RowRecord>>,
+    mut qualifies: impl FnMut(&RowRecord) -> Result<bool, SqlError>,
+) -> Result<Option<WriteOutcome>, WriteError> {
+    loop {
+        let current = match observed.take() {
+            Some(r) => r,
+            None => read(w, pk).await?,
+        };
+        let Some(current) = current.filter(|r| r.live) else {
+            return Ok(None);
+        };
+        if !qualifies(&current)? {
+            return Ok(None);
+        }
+        let row = RowRecord::dead(new_txn());
+        match commit(w, pk, current.version, &row).await {
+            Committed::Yes => {
+                let keys = keys_of(w.table, &current.values);
+                cleanup(w, &keys.iter().collect::<Vec<_>>(), &current).await;
+                return Ok(Some(WriteOutcome {
+                    before: Some(current),
+                    after: row,
+                }));
+            }
+            Committed::No(now) => observed = Some(now),
+            Committed::Unknown(_) => return Err(outcome_unknown()),
+            Committed::Failed(e) => return Err(e),
+        }
+    }
+}
+
+enum Committed {
+    Yes,
+    /// Not applied; the row as it is now.
+    No(Option<RowRecord>),
+    /// Unknown after retries; the row as the last retry saw it, if any.
+    Unknown(Option<Option<RowRecord>>),
+    Failed(WriteError),
+}
+
+/// `UPDATE row IF __version = expected`, retried with the same txn; a retry
+/// that finds its own version knows the first try landed.
+async fn commit(w: &RowWrite<'_>, pk: &[u8], expected: TxnId, row: &RowRecord) -> Committed {
+    let result = with_retries(w.cfg, w.stats, || {
+        w.store.update_row(&w.table.id, pk, expected, row.clone())
+    })
+    .await;
+    match result {
+        Ok((Cas::Applied, _)) => Committed::Yes,
+        Ok((Cas::NotApplied(Some(cur)), _)) if cur.version == row.version => Committed::Yes,
+        Ok((Cas::NotApplied(cur), true)) => {
+            ClaimStats::bump(&w.stats.unknown);
+            Committed::Unknown(Some(cur))
+        }
+        Ok((Cas::NotApplied(cur), false)) => Committed::No(cur),
+        Err(StoreError::Unknown(_)) => {
+            ClaimStats::bump(&w.stats.unknown);
+            Committed::Unknown(None)
+        }
+        Err(e) => Committed::Failed(store_failure(e)),
+    }
+}
+
+/// Best-effort removal of claims a committed write replaced.
+async fn cleanup(w: &RowWrite<'_>, keys: &[&KeyClaim], before: &RowRecord) {
+    for k in keys {
+        let id = &w.table.uniques[k.unique].id;
+        if let Some(txn) = before.claims.get(id) {
+            let _ = w.store.delete_claim(id, &k.key, *txn).await;
+        }
+    }
+}
+
+async fn read(w: &RowWrite<'_>, pk: &[u8]) -> Result<Option<RowRecord>, WriteError> {
+    with_retries(w.cfg, w.stats, || w.store.read_row(&w.table.id, pk))
+        .await
+        .map(|(r, _)| r)
+        .map_err(store_failure)
+}
