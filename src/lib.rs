@@ -30,3 +30,11 @@ pub mod sql;
 pub mod store;
 pub mod types;
 pub mod wire;
+
+/// What `SELECT version()` answers: a PostgreSQL-looking string that clients
+/// parse for a server version, naming keyclaim.
+pub const VERSION_STRING: &str = concat!(
+    "PostgreSQL 16.4 (keyclaim ",
+    env!("CARGO_PKG_VERSION"),
+    ") on x86_64-pc-linux-gnu, compiled by rustc, 64-bit"
+);

@@ -65,7 +65,9 @@ impl TableDef {
     }
 
     pub fn column_names(&self, cols: &[usize]) -> Vec<&str> {
-        cols.iter().map(|&i| self.columns[i].name.as_str()).collect()
+        cols.iter()
+            .map(|&i| self.columns[i].name.as_str())
+            .collect()
     }
 
     /// Every constraint name in use on this table (for collision-free naming).
@@ -127,8 +129,9 @@ impl Catalog {
     async fn reload(&self, name: &str) -> SqlResult<Option<(Uuid, Arc<TableDef>)>> {
         match self.store.read_catalog(name).await.map_err(store_error)? {
             Some(rec) => {
-                let def: TableDef = serde_json::from_str(&rec.definition)
-                    .map_err(|e| SqlError::internal(format!("corrupt catalog entry {name}: {e}")))?;
+                let def: TableDef = serde_json::from_str(&rec.definition).map_err(|e| {
+                    SqlError::internal(format!("corrupt catalog entry {name}: {e}"))
+                })?;
                 let entry = (rec.version, Arc::new(def));
                 self.cache.insert(name.to_owned(), entry.clone());
                 Ok(Some(entry))
@@ -144,9 +147,15 @@ impl Catalog {
     pub async fn create(&self, def: TableDef) -> SqlResult<bool> {
         let rec = record(&def)?;
         let version = rec.version;
-        match self.store.insert_catalog(&def.name, rec).await.map_err(store_error)? {
+        match self
+            .store
+            .insert_catalog(&def.name, rec)
+            .await
+            .map_err(store_error)?
+        {
             Cas::Applied => {
-                self.cache.insert(def.name.clone(), (version, Arc::new(def)));
+                self.cache
+                    .insert(def.name.clone(), (version, Arc::new(def)));
                 Ok(true)
             }
             Cas::NotApplied(_) => {
@@ -178,7 +187,8 @@ impl Catalog {
                 .applied()
             {
                 let next = Arc::new(next);
-                self.cache.insert(name.to_owned(), (new_version, next.clone()));
+                self.cache
+                    .insert(name.to_owned(), (new_version, next.clone()));
                 return Ok(next);
             }
         }

@@ -8,9 +8,23 @@ pub fn pkey_name(table: &str) -> String {
     choose(table, &[], "pkey", &[])
 }
 
-pub fn unique_name<'a>(table: &str, columns: &[&str], taken: impl IntoIterator<Item = &'a str>) -> String {
+pub fn unique_name<'a>(
+    table: &str,
+    columns: &[&str],
+    taken: impl IntoIterator<Item = &'a str>,
+) -> String {
     let taken: Vec<&str> = taken.into_iter().collect();
     choose(table, columns, "key", &taken)
+}
+
+/// CREATE UNIQUE INDEX without a name: `<table>_<cols>_idx`.
+pub fn index_name<'a>(
+    table: &str,
+    columns: &[&str],
+    taken: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let taken: Vec<&str> = taken.into_iter().collect();
+    choose(table, columns, "idx", &taken)
 }
 
 /// PostgreSQL's makeObjectName + ChooseRelationName: shorten the longer of
@@ -69,7 +83,10 @@ mod tests {
         assert_eq!(unique_name("users", &["email"], []), "users_email_key");
         assert_eq!(unique_name("t", &["a", "b"], []), "t_a_b_key");
         assert_eq!(unique_name("t", &["a"], ["t_a_key"]), "t_a_key1");
-        assert_eq!(unique_name("t", &["a"], ["t_a_key", "t_a_key1"]), "t_a_key2");
+        assert_eq!(
+            unique_name("t", &["a"], ["t_a_key", "t_a_key1"]),
+            "t_a_key2"
+        );
     }
 
     #[test]

@@ -95,3 +95,13 @@ where
         }
     }
 }
+
+/// Claim keys for an existing row (index builds): the same claim step writes use.
+pub async fn claim_keys(
+    w: &RowWrite<'_>,
+    keys: &[KeyClaim],
+    owner: &[u8],
+    txn: TxnId,
+) -> Result<(), WriteError> {
+    resolve::claim_all(w, keys, owner, txn, w.deadline).await
+}

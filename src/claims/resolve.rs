@@ -232,9 +232,11 @@ pub(crate) async fn restamp_all(
     let mut lost = Vec::new();
     for k in keys {
         let id = &w.table.uniques[k.unique].id;
-        let (cas, _) = with_retries(w.cfg, w.stats, || w.store.restamp_claim(id, &k.key, old, new))
-            .await
-            .map_err(|e| WriteError::Sql(store_error(e)))?;
+        let (cas, _) = with_retries(w.cfg, w.stats, || {
+            w.store.restamp_claim(id, &k.key, old, new)
+        })
+        .await
+        .map_err(|e| WriteError::Sql(store_error(e)))?;
         match cas {
             Cas::Applied => {}
             Cas::NotApplied(Some(cur)) if cur.txn == new => {}
@@ -257,5 +259,7 @@ pub(crate) fn lock_timeout() -> SqlError {
         sqlstate::LOCK_NOT_AVAILABLE,
         "canceling statement due to lock timeout",
     )
-    .with_hint("another statement holds a claim on the same key; raise claims.lock_timeout_ms or retry")
+    .with_hint(
+        "another statement holds a claim on the same key; raise claims.lock_timeout_ms or retry",
+    )
 }

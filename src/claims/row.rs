@@ -117,12 +117,20 @@ pub async fn insert_row(
             }
         };
         let current = match cas {
-            Cas::Applied => return Ok(WriteOutcome { before: None, after: row }),
+            Cas::Applied => {
+                return Ok(WriteOutcome {
+                    before: None,
+                    after: row,
+                })
+            }
             Cas::NotApplied(cur) => cur,
         };
         if let Some(cur) = &current {
             if cur.live && cur.version == txn {
-                return Ok(WriteOutcome { before: None, after: row });
+                return Ok(WriteOutcome {
+                    before: None,
+                    after: row,
+                });
             }
         }
         if retried {

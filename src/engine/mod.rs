@@ -7,10 +7,28 @@
 
 use std::sync::Arc;
 
-use futures::stream::BoxStream;
+mod ddl;
+mod env;
+mod read;
+mod select;
+mod write;
 
-use crate::error::SqlResult;
+use std::collections::HashMap;
+use std::time::Instant;
+
+use futures::stream::{BoxStream, StreamExt};
+use sqlparser::ast::Statement;
+
+use crate::catalog::{Catalog, TableDef};
+use crate::claims::{ClaimConfig, ClaimStats};
+use crate::error::{SqlError, SqlResult};
+use crate::session::Session;
+use crate::sql::expr::{EvalCtx, Expr, Params};
+use crate::sql::plan::{table_name, Plan, Planner, Tables};
+use crate::store::Store;
 use crate::types::{SqlType, Value};
+use env::SessionEnv;
+use write::{Writer, Written};
 
 /// A result column: its name and type.
 #[derive(Debug, Clone, PartialEq)]
@@ -120,68 +138,313 @@ pub struct Engine {
 }
 
 struct Inner {
-    store: Arc<dyn crate::store::Store>,
-    #[allow(dead_code)]
-    config: EngineConfig,
+    store: Arc<dyn Store>,
+    catalog: Catalog,
+    claims: ClaimConfig,
+    stats: ClaimStats,
+    scan_page: usize,
+}
+
+/// Tables resolved before planning, so the planner itself never waits.
+struct Resolved(HashMap<String, Arc<TableDef>>);
+
+impl Tables for Resolved {
+    fn get(&self, name: &str) -> SqlResult<Arc<TableDef>> {
+        self.0
+            .get(name)
+            .cloned()
+            .ok_or_else(|| SqlError::undefined_table(name))
+    }
 }
 
 impl Engine {
-    pub fn new(store: Arc<dyn crate::store::Store>, config: EngineConfig) -> Engine {
+    pub fn new(store: Arc<dyn Store>, config: EngineConfig) -> Engine {
         Engine {
-            inner: Arc::new(Inner { store, config }),
+            inner: Arc::new(Inner {
+                catalog: Catalog::new(store.clone()),
+                store,
+                claims: ClaimConfig {
+                    lease: config.lease,
+                    lock_timeout: config.lock_timeout,
+                    max_retries: config.max_retries,
+                },
+                stats: ClaimStats::default(),
+                scan_page: config.scan_page.max(1),
+            }),
         }
     }
 
-    pub fn store(&self) -> &Arc<dyn crate::store::Store> {
+    pub fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store
+    }
+
+    /// Protocol counters (conflicts, waits, fences, retries, unknown outcomes).
+    pub fn stats(&self) -> &ClaimStats {
+        &self.inner.stats
     }
 
     /// Parse and plan every statement in `sql`. `hints` are the parameter
     /// types the client sent in Parse (None where it sent 0 / unspecified).
-    pub async fn prepare(
-        &self,
-        sql: &str,
-        hints: &[Option<SqlType>],
-    ) -> SqlResult<Vec<Prepared>> {
-        let _ = hints;
+    pub async fn prepare(&self, sql: &str, hints: &[Option<SqlType>]) -> SqlResult<Vec<Prepared>> {
         let statements = crate::sql::parse(sql)?;
         let mut out = Vec::with_capacity(statements.len());
         for stmt in statements {
-            let columns = match crate::session::describe(&stmt) {
-                Some(cols) => cols,
-                None => {
-                    return Err(crate::error::SqlError::unsupported(
-                        "statement not supported yet",
-                        "keyclaim supports SELECT, INSERT, UPDATE, DELETE, CREATE TABLE, CREATE UNIQUE INDEX, DROP",
-                    ))
-                }
-            };
-            out.push(Prepared {
-                sql: stmt.to_string(),
-                param_types: Vec::new(),
-                columns,
-                plan: Arc::new(crate::sql::plan::Plan::Session(stmt)),
-            });
+            out.push(self.plan(stmt, hints).await?);
         }
         Ok(out)
+    }
+
+    async fn plan(&self, stmt: Statement, hints: &[Option<SqlType>]) -> SqlResult<Prepared> {
+        let sql = stmt.to_string();
+        if let Some(columns) = crate::session::describe(&stmt) {
+            return Ok(Prepared {
+                sql,
+                param_types: Vec::new(),
+                columns,
+                plan: Arc::new(Plan::Session(stmt)),
+            });
+        }
+        let mut tables = HashMap::new();
+        for name in referenced_tables(&stmt)? {
+            let def = self.inner.catalog.table(&name).await?;
+            tables.insert(name, def);
+        }
+        let mut planner = Planner {
+            tables: &Resolved(tables),
+            params: Params::from_hints(hints),
+        };
+        let planned = planner.plan(&stmt)?;
+        Ok(Prepared {
+            sql,
+            param_types: planner.params.resolved(),
+            columns: planned.columns,
+            plan: Arc::new(planned.plan),
+        })
     }
 
     /// Run one prepared statement with bound parameters.
     pub async fn execute(
         &self,
-        session: &mut crate::session::Session,
+        session: &mut Session,
         prepared: &Prepared,
         params: Vec<Value>,
     ) -> SqlResult<Executed> {
-        let _ = params;
-        match prepared.plan.as_ref() {
-            crate::sql::plan::Plan::Session(stmt) => {
-                crate::session::check_txn_state(session, stmt)?;
-                match crate::session::execute(session, stmt) {
-                    Some(result) => result,
-                    None => Err(crate::error::SqlError::internal("not a session statement")),
+        let result = self.execute_stages(session, prepared, params).await;
+        if result.is_err() {
+            session.note_error();
+        }
+        result
+    }
+
+    async fn execute_stages(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        params: Vec<Value>,
+    ) -> SqlResult<Executed> {
+        // Check: the transaction-block state admits this statement.
+        if let Plan::Session(stmt) = prepared.plan.as_ref() {
+            crate::session::check_txn_state(session, stmt)?;
+            return crate::session::execute(session, stmt)
+                .unwrap_or_else(|| Err(SqlError::internal("not a session statement")));
+        }
+        if matches!(session.txn, crate::session::TxnState::Failed { .. }) {
+            return Err(in_failed_block());
+        }
+        // Plan again if DDL changed a table since this statement was prepared.
+        let fresh;
+        let prepared = if self.is_stale(prepared).await? {
+            let hints: Vec<Option<SqlType>> =
+                prepared.param_types.iter().cloned().map(Some).collect();
+            fresh = self
+                .plan(crate::sql::parse(&prepared.sql)?.remove(0), &hints)
+                .await?;
+            &fresh
+        } else {
+            prepared
+        };
+        let params = check_params(prepared, params)?;
+        let env = Arc::new(SessionEnv::new(session));
+        let inner = &self.inner;
+        let writer = || Writer {
+            store: inner.store.as_ref(),
+            cfg: &inner.claims,
+            stats: &inner.stats,
+            deadline: Instant::now() + inner.claims.lock_timeout,
+            env: &env,
+            params: &params,
+        };
+        let columns = Arc::new(prepared.columns.clone());
+        let executed = match prepared.plan.as_ref() {
+            Plan::Session(_) => unreachable!("handled above"),
+            Plan::Select(s) => {
+                if let Some((name, value)) = &s.set_config {
+                    set_config(session, name, value, &params, &env)?;
+                }
+                let params = Arc::new(params.clone());
+                Executed::new(
+                    select::run(
+                        inner.store.clone(),
+                        s,
+                        columns,
+                        params,
+                        env.clone(),
+                        inner.scan_page,
+                    )
+                    .await?,
+                )
+            }
+            Plan::Insert(p) => {
+                let w = writer().insert(p).await?;
+                wrote(session, &w);
+                written("INSERT 0", w, columns, p.returning.is_some())
+            }
+            Plan::Update(p) => {
+                let w = writer()
+                    .update(p, inner.store.clone(), env.clone(), inner.scan_page)
+                    .await?;
+                wrote(session, &w);
+                written("UPDATE", w, columns, p.returning.is_some())
+            }
+            Plan::Delete(p) => {
+                let w = writer()
+                    .delete(p, inner.store.clone(), env.clone(), inner.scan_page)
+                    .await?;
+                wrote(session, &w);
+                written("DELETE", w, columns, p.returning.is_some())
+            }
+            Plan::CreateTable(p) => ddl::create_table(&inner.catalog, p).await?,
+            Plan::CreateIndex(p) => {
+                ddl::create_index(
+                    &inner.catalog,
+                    inner.store.as_ref(),
+                    &inner.claims,
+                    &inner.stats,
+                    p,
+                    inner.scan_page,
+                )
+                .await?
+            }
+            Plan::DropTable { names, if_exists } => {
+                ddl::drop_table(&inner.catalog, inner.store.as_ref(), names, *if_exists).await?
+            }
+            Plan::DropIndex { names, if_exists } => {
+                ddl::drop_index(&inner.catalog, inner.store.as_ref(), names, *if_exists).await?
+            }
+        };
+        Ok(executed)
+    }
+
+    /// Whether a table this plan used was dropped, recreated or re-indexed since.
+    async fn is_stale(&self, prepared: &Prepared) -> SqlResult<bool> {
+        for t in prepared.plan.tables() {
+            match self.inner.catalog.lookup(&t.name).await? {
+                Some(now) if now.id == t.id && now.uniques == t.uniques => {}
+                _ => return Ok(true),
+            }
+        }
+        Ok(false)
+    }
+}
+
+fn in_failed_block() -> SqlError {
+    SqlError::new(
+        crate::error::sqlstate::IN_FAILED_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
+/// Bound parameters must match the statement: count, and each one's type.
+fn check_params(prepared: &Prepared, params: Vec<Value>) -> SqlResult<Vec<Value>> {
+    if params.len() != prepared.param_types.len() {
+        return Err(SqlError::new(
+            crate::error::sqlstate::PROTOCOL_VIOLATION,
+            format!(
+                "bind message supplies {} parameters, but prepared statement \"\" requires {}",
+                params.len(),
+                prepared.param_types.len()
+            ),
+        ));
+    }
+    params
+        .into_iter()
+        .zip(&prepared.param_types)
+        .map(|(v, ty)| v.cast_to(ty))
+        .collect()
+}
+
+fn set_config(
+    session: &mut Session,
+    name: &Expr,
+    value: &Expr,
+    params: &[Value],
+    env: &SessionEnv,
+) -> SqlResult<()> {
+    let cx = EvalCtx {
+        row: None,
+        excluded: None,
+        params,
+        env,
+    };
+    let name = name.eval(&cx)?.to_text().unwrap_or_default().to_lowercase();
+    let value = value.eval(&cx)?.to_text().unwrap_or_default();
+    session.settings.insert(name, value);
+    Ok(())
+}
+
+fn wrote(session: &mut Session, w: &Written) {
+    if w.count > 0 {
+        session.note_write();
+    }
+}
+
+/// The outcome of a write: a tag, or the RETURNING rows under that tag.
+fn written(tag: &str, w: Written, columns: Arc<Vec<Column>>, returning: bool) -> Executed {
+    if returning {
+        let rows: Vec<SqlResult<Vec<Value>>> = w.returned.into_iter().map(Ok).collect();
+        Executed::new(Outcome::Rows {
+            columns,
+            rows: futures::stream::iter(rows).boxed(),
+            tag: tag.into(),
+        })
+    } else {
+        Executed::new(Outcome::Command {
+            tag: format!("{tag} {}", w.count),
+        })
+    }
+}
+
+/// The tables a statement reads or writes, to resolve before planning.
+fn referenced_tables(stmt: &Statement) -> SqlResult<Vec<String>> {
+    use sqlparser::ast;
+    let from_relation = |twj: &ast::TableWithJoins| -> SqlResult<Option<String>> {
+        match &twj.relation {
+            ast::TableFactor::Table { name, .. } => table_name(name).map(Some),
+            _ => Ok(None),
+        }
+    };
+    let mut names = Vec::new();
+    match stmt {
+        Statement::Query(q) => {
+            if let ast::SetExpr::Select(s) = q.body.as_ref() {
+                for twj in &s.from {
+                    names.extend(from_relation(twj)?);
                 }
             }
         }
+        Statement::Insert(i) => {
+            if let ast::TableObject::TableName(n) = &i.table {
+                names.push(table_name(n)?);
+            }
+        }
+        Statement::Update(u) => names.extend(from_relation(&u.table)?),
+        Statement::Delete(d) => {
+            let (ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f)) = &d.from;
+            for twj in f {
+                names.extend(from_relation(twj)?);
+            }
+        }
+        _ => {}
     }
+    Ok(names)
 }

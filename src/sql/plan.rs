@@ -1,7 +1,947 @@
-//! Plans: what a statement will do, decided before it runs.
+//! Plans: what a statement will do, decided before it runs, so that
+//! parameters and result columns can be described at Parse time.
+
+use std::sync::Arc;
+
+use sqlparser::ast::{self, Statement};
+
+use super::expr::{BinOp, Compiler, Expr, Func, Params, Scope};
+use crate::catalog::TableDef;
+use crate::engine::Column;
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::types::SqlType;
 
 #[derive(Debug)]
 pub enum Plan {
     /// SET / SHOW / BEGIN ...: handled by `session`.
-    Session(sqlparser::ast::Statement),
+    Session(Statement),
+    CreateTable(super::ddl::CreateTable),
+    CreateIndex(super::ddl::CreateIndex),
+    DropTable {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    DropIndex {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    Select(SelectPlan),
+    Insert(InsertPlan),
+    Update(UpdatePlan),
+    Delete(DeletePlan),
+}
+
+/// How rows are found.
+#[derive(Debug, Clone)]
+pub enum Access {
+    /// Every primary-key column pinned by `=`: one row read.
+    Key(Vec<Expr>),
+    /// Every column of unique constraint `n` pinned: one claim read, then the row.
+    Unique(usize, Vec<Expr>),
+    /// Anything else: a paged scan.
+    Scan,
+}
+
+#[derive(Debug, Clone)]
+pub struct Source {
+    pub table: Arc<TableDef>,
+    pub access: Access,
+    pub filter: Option<Expr>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Aggregate {
+    CountStar,
+    Count(Expr),
+}
+
+#[derive(Debug, Clone)]
+pub enum Output {
+    Rows(Vec<Expr>),
+    Aggregates(Vec<Aggregate>),
+}
+
+#[derive(Debug, Clone)]
+pub struct SortKey {
+    pub expr: Expr,
+    pub desc: bool,
+    pub nulls_first: bool,
+}
+
+#[derive(Debug)]
+pub struct SelectPlan {
+    pub source: Option<Source>,
+    pub output: Output,
+    pub order_by: Vec<SortKey>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    /// `SELECT pg_sleep(n)`: sleep (cancellable) before answering.
+    pub sleep: Option<Expr>,
+    /// `SELECT set_config(name, value, is_local)`.
+    pub set_config: Option<(Expr, Expr)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Pkey,
+    Unique(usize),
+}
+
+#[derive(Debug)]
+pub enum ConflictAction {
+    Nothing,
+    Update {
+        sets: Vec<(usize, Expr)>,
+        filter: Option<Expr>,
+    },
+}
+
+#[derive(Debug)]
+pub struct OnConflict {
+    /// None: any constraint (only with DO NOTHING).
+    pub targets: Option<Vec<Target>>,
+    pub action: ConflictAction,
+}
+
+#[derive(Debug)]
+pub struct InsertPlan {
+    pub table: Arc<TableDef>,
+    /// One entry per table column for each row: None means DEFAULT.
+    pub rows: Vec<Vec<Option<Expr>>>,
+    pub defaults: Vec<Option<Expr>>,
+    pub on_conflict: Option<OnConflict>,
+    pub returning: Option<Vec<Expr>>,
+}
+
+#[derive(Debug)]
+pub struct UpdatePlan {
+    pub source: Source,
+    pub sets: Vec<(usize, Expr)>,
+    pub returning: Option<Vec<Expr>>,
+}
+
+#[derive(Debug)]
+pub struct DeletePlan {
+    pub source: Source,
+    pub returning: Option<Vec<Expr>>,
+}
+
+impl Plan {
+    /// The tables this plan was compiled against (to detect a stale plan after DDL).
+    pub fn tables(&self) -> Vec<&Arc<TableDef>> {
+        match self {
+            Plan::Select(s) => s.source.iter().map(|s| &s.table).collect(),
+            Plan::Insert(i) => vec![&i.table],
+            Plan::Update(u) => vec![&u.source.table],
+            Plan::Delete(d) => vec![&d.source.table],
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// PostgreSQL folds unquoted identifiers to lower case.
+pub fn ident(id: &ast::Ident) -> String {
+    if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    }
+}
+
+/// A table name, with an optional `public.` schema.
+pub fn table_name(name: &ast::ObjectName) -> SqlResult<String> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| p.as_ident().map(ident).unwrap_or_else(|| p.to_string()))
+        .collect();
+    match parts.as_slice() {
+        [t] => Ok(t.clone()),
+        [s, t] if s == "public" => Ok(t.clone()),
+        _ => Err(SqlError::unsupported(
+            format!("schema-qualified name {name} is not supported"),
+            "keyclaim keeps every table in schema public",
+        )),
+    }
+}
+
+/// Something that can look up tables while planning.
+pub trait Tables {
+    fn get(&self, name: &str) -> SqlResult<Arc<TableDef>>;
+}
+
+pub struct Planner<'a> {
+    pub tables: &'a dyn Tables,
+    pub params: Params,
+}
+
+pub struct Planned {
+    pub plan: Plan,
+    pub columns: Vec<Column>,
+}
+
+fn unsupported_statement() -> SqlError {
+    SqlError::unsupported(
+        "statement not supported",
+        "keyclaim supports SELECT, INSERT, UPDATE, DELETE, CREATE TABLE, CREATE UNIQUE INDEX, DROP TABLE, DROP INDEX, SET, SHOW, BEGIN, COMMIT, ROLLBACK",
+    )
+}
+
+impl Planner<'_> {
+    pub fn plan(&mut self, stmt: &Statement) -> SqlResult<Planned> {
+        let no_rows = |plan| Planned {
+            plan,
+            columns: Vec::new(),
+        };
+        match stmt {
+            Statement::Query(q) => self.select(q),
+            Statement::Insert(i) => self.insert(i),
+            Statement::Update(u) => self.update(u),
+            Statement::Delete(d) => self.delete(d),
+            Statement::CreateTable(ct) => {
+                Ok(no_rows(Plan::CreateTable(super::ddl::create_table(ct)?)))
+            }
+            Statement::CreateIndex(ci) => {
+                Ok(no_rows(Plan::CreateIndex(super::ddl::create_index(ci)?)))
+            }
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => {
+                let names = names
+                    .iter()
+                    .map(table_name)
+                    .collect::<SqlResult<Vec<_>>>()?;
+                let if_exists = *if_exists;
+                match object_type {
+                    ast::ObjectType::Table => Ok(no_rows(Plan::DropTable { names, if_exists })),
+                    ast::ObjectType::Index => Ok(no_rows(Plan::DropIndex { names, if_exists })),
+                    _ => Err(unsupported_statement()),
+                }
+            }
+            _ => Err(unsupported_statement()),
+        }
+    }
+
+    fn compiler<'s>(
+        &'s mut self,
+        table: Option<&'s TableDef>,
+        qualifier: Option<String>,
+        excluded: bool,
+    ) -> Compiler<'s> {
+        Compiler {
+            scope: Scope {
+                table,
+                qualifier,
+                excluded,
+            },
+            params: &mut self.params,
+        }
+    }
+
+    fn select(&mut self, q: &ast::Query) -> SqlResult<Planned> {
+        if q.with.is_some() {
+            return Err(SqlError::unsupported(
+                "WITH is not supported",
+                "use a single-table SELECT",
+            ));
+        }
+        let select =
+            match q.body.as_ref() {
+                ast::SetExpr::Select(s) => s,
+                _ => return Err(SqlError::unsupported(
+                    "this form of query is not supported",
+                    "keyclaim runs single-table SELECT ... FROM t WHERE ... ORDER BY ... LIMIT ...",
+                )),
+            };
+        if select.distinct.is_some()
+            || select.having.is_some()
+            || !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
+        {
+            return Err(SqlError::unsupported(
+                "DISTINCT, GROUP BY and HAVING are not supported",
+                "keyclaim supports count(*) over a filtered table; aggregate in the application",
+            ));
+        }
+        let (table, qualifier) = match select.from.as_slice() {
+            [] => (None, None),
+            [twj] if twj.joins.is_empty() => match &twj.relation {
+                ast::TableFactor::Table { name, alias, .. } => {
+                    let t = table_name(name)?;
+                    let def = self.tables.get(&t)?;
+                    let q = alias.as_ref().map(|a| ident(&a.name)).unwrap_or(t);
+                    (Some(def), Some(q))
+                }
+                _ => return Err(join_unsupported()),
+            },
+            _ => return Err(join_unsupported()),
+        };
+        let tdef = table.clone();
+        let mut c = self.compiler(tdef.as_deref(), qualifier.clone(), false);
+        let filter = match &select.selection {
+            Some(e) => Some(c.compile(e)?),
+            None => None,
+        };
+
+        // Projection.
+        let mut exprs = Vec::new();
+        let mut aggs = Vec::new();
+        let mut columns = Vec::new();
+        let mut sleep = None;
+        let mut set_config = None;
+        for item in &select.projection {
+            match item {
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    let t = tdef.as_deref().ok_or_else(|| {
+                        SqlError::syntax("SELECT * with no tables specified is not valid")
+                    })?;
+                    for (i, col) in t.columns.iter().enumerate() {
+                        exprs.push(Expr::Column(i));
+                        columns.push(Column {
+                            name: col.name.clone(),
+                            ty: col.ty.clone(),
+                        });
+                    }
+                }
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let alias = match item {
+                        ast::SelectItem::ExprWithAlias { alias, .. } => Some(ident(alias)),
+                        _ => None,
+                    };
+                    if let Some(agg) = aggregate(e, &mut c)? {
+                        columns.push(Column {
+                            name: alias.unwrap_or_else(|| "count".into()),
+                            ty: SqlType::Int8,
+                        });
+                        aggs.push(agg);
+                        continue;
+                    }
+                    let compiled = c.compile(e)?;
+                    if let Expr::Func(Func::PgSleep, args) = &compiled {
+                        sleep = args.first().cloned();
+                    }
+                    if let Expr::Func(Func::SetConfig, args) = &compiled {
+                        if args.len() == 3 {
+                            set_config = Some((args[0].clone(), args[1].clone()));
+                        }
+                    }
+                    let ty = match &compiled {
+                        Expr::Func(Func::PgSleep, _) => SqlType::Text,
+                        other => c.type_of(other).unwrap_or(SqlType::Text),
+                    };
+                    columns.push(Column {
+                        name: alias.unwrap_or_else(|| column_name(e, tdef.as_deref())),
+                        ty,
+                    });
+                    exprs.push(compiled);
+                }
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "select item not supported",
+                        "list columns or expressions",
+                    ))
+                }
+            }
+        }
+        if !aggs.is_empty() && !exprs.is_empty() {
+            return Err(SqlError::new(
+                sqlstate::GROUPING_ERROR,
+                "column must appear in the GROUP BY clause or be used in an aggregate function",
+            )
+            .with_hint("keyclaim supports count(*) alone in a SELECT list"));
+        }
+
+        // ORDER BY over output positions, output names, or source expressions.
+        let mut order_by = Vec::new();
+        if let Some(ob) = &q.order_by {
+            let ast::OrderByKind::Expressions(list) = &ob.kind else {
+                return Err(SqlError::unsupported(
+                    "ORDER BY ALL is not supported",
+                    "name the columns",
+                ));
+            };
+            for o in list {
+                let desc = matches!(o.options.sort, Some(ast::OrderBySort::Desc));
+                let nulls_first = o.options.nulls_first.unwrap_or(desc);
+                let expr = match &o.expr {
+                    ast::Expr::Value(v) if matches!(v.value, ast::Value::Number(..)) => {
+                        let n: usize = v.value.to_string().parse().unwrap_or(0);
+                        exprs.get(n.wrapping_sub(1)).cloned().ok_or_else(|| {
+                            SqlError::new(
+                                sqlstate::INVALID_COLUMN_REFERENCE,
+                                format!("ORDER BY position {n} is not in select list"),
+                            )
+                        })?
+                    }
+                    ast::Expr::Identifier(id)
+                        if tdef
+                            .as_ref()
+                            .and_then(|t| t.column_index(&ident(id)))
+                            .is_none() =>
+                    {
+                        let name = ident(id);
+                        let pos = columns
+                            .iter()
+                            .position(|c| c.name == name)
+                            .ok_or_else(|| SqlError::undefined_column(&name))?;
+                        exprs
+                            .get(pos)
+                            .cloned()
+                            .ok_or_else(|| SqlError::undefined_column(&name))?
+                    }
+                    other => c.compile(other)?,
+                };
+                order_by.push(SortKey {
+                    expr,
+                    desc,
+                    nulls_first,
+                });
+            }
+        }
+        let (limit, offset) = match &q.limit_clause {
+            None => (None, None),
+            Some(ast::LimitClause::LimitOffset { limit, offset, .. }) => {
+                let limit = match limit {
+                    Some(e) => Some(bigint(&mut c, e)?),
+                    None => None,
+                };
+                let offset = match offset {
+                    Some(o) => Some(bigint(&mut c, &o.value)?),
+                    None => None,
+                };
+                (limit, offset)
+            }
+            Some(ast::LimitClause::OffsetCommaLimit { .. }) => {
+                return Err(SqlError::syntax("LIMIT #,# syntax is not supported"))
+            }
+        };
+        let source = match table {
+            Some(t) => Some(source(t, filter)),
+            None => {
+                if filter.is_some() {
+                    return Err(SqlError::unsupported(
+                        "WHERE without FROM is not supported",
+                        "add FROM",
+                    ));
+                }
+                None
+            }
+        };
+        let output = if aggs.is_empty() {
+            Output::Rows(exprs)
+        } else {
+            Output::Aggregates(aggs)
+        };
+        Ok(Planned {
+            plan: Plan::Select(SelectPlan {
+                source,
+                output,
+                order_by,
+                limit,
+                offset,
+                sleep,
+                set_config,
+            }),
+            columns,
+        })
+    }
+
+    fn insert(&mut self, ins: &ast::Insert) -> SqlResult<Planned> {
+        let name = match &ins.table {
+            ast::TableObject::TableName(n) => table_name(n)?,
+            _ => return Err(unsupported_statement()),
+        };
+        let table = self.tables.get(&name)?;
+        let targets: Vec<usize> = if ins.columns.is_empty() {
+            (0..table.columns.len()).collect()
+        } else {
+            let mut seen = Vec::new();
+            for c in &ins.columns {
+                let col =
+                    c.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(ident)
+                        .unwrap_or_default();
+                let i = table.column_index(&col).ok_or_else(|| {
+                    SqlError::new(
+                        sqlstate::UNDEFINED_COLUMN,
+                        format!("column \"{col}\" of relation \"{name}\" does not exist"),
+                    )
+                })?;
+                if seen.contains(&i) {
+                    return Err(SqlError::new(
+                        sqlstate::DUPLICATE_COLUMN,
+                        format!("column \"{col}\" specified more than once"),
+                    ));
+                }
+                seen.push(i);
+            }
+            seen
+        };
+        let values = match ins.source.as_deref().map(|q| q.body.as_ref()) {
+            Some(ast::SetExpr::Values(v)) => v,
+            None => {
+                return Err(SqlError::unsupported(
+                    "INSERT without VALUES is not supported",
+                    "use INSERT ... VALUES (...)",
+                ))
+            }
+            _ => {
+                return Err(SqlError::unsupported(
+                    "INSERT ... SELECT is not supported",
+                    "use INSERT ... VALUES (...), (...)",
+                ))
+            }
+        };
+        let qualifier = Some(name.clone());
+        let t = table.clone();
+        let mut rows = Vec::with_capacity(values.rows.len());
+        for row in &values.rows {
+            let row = &row.content;
+            if row.len() > targets.len() {
+                return Err(SqlError::syntax(
+                    "INSERT has more expressions than target columns",
+                ));
+            }
+            if row.len() < targets.len() {
+                return Err(SqlError::syntax(
+                    "INSERT has more target columns than expressions",
+                ));
+            }
+            let mut full: Vec<Option<Expr>> = vec![None; t.columns.len()];
+            for (&i, e) in targets.iter().zip(row) {
+                if is_default_keyword(e) {
+                    continue;
+                }
+                let mut c = self.compiler(Some(&t), qualifier.clone(), false);
+                let compiled = c.compile(e)?;
+                let ty = t.columns[i].ty.clone();
+                full[i] = Some(assign(&mut c, compiled, &ty));
+            }
+            rows.push(full);
+        }
+        let defaults = compile_defaults(&t)?;
+        let on_conflict = match &ins.on {
+            None => None,
+            Some(ast::OnInsert::OnConflict(oc)) => Some(self.on_conflict(&t, oc)?),
+            Some(_) => return Err(unsupported_statement()),
+        };
+        let (returning, columns) = self.returning(&t, qualifier, ins.returning.as_deref())?;
+        Ok(Planned {
+            plan: Plan::Insert(InsertPlan {
+                table,
+                rows,
+                defaults,
+                on_conflict,
+                returning,
+            }),
+            columns,
+        })
+    }
+
+    fn on_conflict(&mut self, t: &Arc<TableDef>, oc: &ast::OnConflict) -> SqlResult<OnConflict> {
+        let targets = match &oc.conflict_target {
+            None => None,
+            Some(ast::ConflictTarget::Columns(cols)) => {
+                let mut idx = Vec::new();
+                for c in cols {
+                    idx.push(t.column(&ident(c))?);
+                }
+                idx.sort_unstable();
+                let mut found = Vec::new();
+                let mut pk = t.primary_key.clone();
+                pk.sort_unstable();
+                if pk == idx {
+                    found.push(Target::Pkey);
+                }
+                for (n, u) in t.uniques.iter().enumerate() {
+                    let mut uc = u.columns.clone();
+                    uc.sort_unstable();
+                    if uc == idx {
+                        found.push(Target::Unique(n));
+                    }
+                }
+                if found.is_empty() {
+                    return Err(no_matching_constraint());
+                }
+                Some(found)
+            }
+            Some(ast::ConflictTarget::OnConstraint(name)) => {
+                let name = table_name(name)?;
+                if name == t.pkey_name {
+                    Some(vec![Target::Pkey])
+                } else if let Some(n) = t.uniques.iter().position(|u| u.name == name) {
+                    Some(vec![Target::Unique(n)])
+                } else {
+                    return Err(SqlError::new(
+                        sqlstate::UNDEFINED_OBJECT,
+                        format!(
+                            "constraint \"{name}\" for table \"{}\" does not exist",
+                            t.name
+                        ),
+                    ));
+                }
+            }
+        };
+        let action = match &oc.action {
+            ast::OnConflictAction::DoNothing => ConflictAction::Nothing,
+            ast::OnConflictAction::DoUpdate(du) => {
+                if targets.is_none() {
+                    return Err(SqlError::syntax(
+                        "ON CONFLICT DO UPDATE requires inference specification or constraint name",
+                    )
+                    .with_hint("For example, ON CONFLICT (column_name)."));
+                }
+                let sets = self.assignments(t, &du.assignments, true)?;
+                let filter = match &du.selection {
+                    Some(e) => Some(
+                        self.compiler(Some(t), Some(t.name.clone()), true)
+                            .compile(e)?,
+                    ),
+                    None => None,
+                };
+                ConflictAction::Update { sets, filter }
+            }
+        };
+        Ok(OnConflict { targets, action })
+    }
+
+    fn assignments(
+        &mut self,
+        t: &TableDef,
+        list: &[ast::Assignment],
+        excluded: bool,
+    ) -> SqlResult<Vec<(usize, Expr)>> {
+        let mut sets: Vec<(usize, Expr)> = Vec::new();
+        for a in list {
+            let col = match &a.target {
+                ast::AssignmentTarget::ColumnName(n) => {
+                    n.0.last()
+                        .and_then(|p| p.as_ident())
+                        .map(ident)
+                        .unwrap_or_default()
+                }
+                ast::AssignmentTarget::Tuple(_) => {
+                    return Err(SqlError::unsupported(
+                        "tuple assignment is not supported",
+                        "assign columns one by one",
+                    ))
+                }
+            };
+            let i = t.column_index(&col).ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!("column \"{col}\" of relation \"{}\" does not exist", t.name),
+                )
+            })?;
+            if sets.iter().any(|(j, _)| *j == i) {
+                return Err(SqlError::syntax(format!(
+                    "multiple assignments to same column \"{col}\""
+                )));
+            }
+            let mut c = self.compiler(Some(t), Some(t.name.clone()), excluded);
+            let value = if is_default_keyword(&a.value) {
+                match &t.columns[i].default {
+                    Some(d) => c.compile(&super::parse_expr(d)?)?,
+                    None => Expr::Literal(crate::types::Value::Null),
+                }
+            } else {
+                c.compile(&a.value)?
+            };
+            let ty = t.columns[i].ty.clone();
+            sets.push((i, assign(&mut c, value, &ty)));
+        }
+        Ok(sets)
+    }
+
+    fn returning(
+        &mut self,
+        t: &TableDef,
+        qualifier: Option<String>,
+        items: Option<&[ast::SelectItem]>,
+    ) -> SqlResult<(Option<Vec<Expr>>, Vec<Column>)> {
+        let Some(items) = items else {
+            return Ok((None, Vec::new()));
+        };
+        let mut exprs = Vec::new();
+        let mut columns = Vec::new();
+        let mut c = self.compiler(Some(t), qualifier, false);
+        for item in items {
+            match item {
+                ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
+                    for (i, col) in t.columns.iter().enumerate() {
+                        exprs.push(Expr::Column(i));
+                        columns.push(Column {
+                            name: col.name.clone(),
+                            ty: col.ty.clone(),
+                        });
+                    }
+                }
+                ast::SelectItem::UnnamedExpr(e)
+                | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
+                    let compiled = c.compile(e)?;
+                    let name = match item {
+                        ast::SelectItem::ExprWithAlias { alias, .. } => ident(alias),
+                        _ => column_name(e, Some(t)),
+                    };
+                    columns.push(Column {
+                        name,
+                        ty: c.type_of(&compiled).unwrap_or(SqlType::Text),
+                    });
+                    exprs.push(compiled);
+                }
+                _ => {
+                    return Err(SqlError::unsupported(
+                        "RETURNING item not supported",
+                        "list columns or *",
+                    ))
+                }
+            }
+        }
+        Ok((Some(exprs), columns))
+    }
+
+    fn single_table(&mut self, twj: &ast::TableWithJoins) -> SqlResult<(Arc<TableDef>, String)> {
+        if !twj.joins.is_empty() {
+            return Err(join_unsupported());
+        }
+        match &twj.relation {
+            ast::TableFactor::Table { name, alias, .. } => {
+                let t = table_name(name)?;
+                let def = self.tables.get(&t)?;
+                let q = alias.as_ref().map(|a| ident(&a.name)).unwrap_or(t);
+                Ok((def, q))
+            }
+            _ => Err(join_unsupported()),
+        }
+    }
+
+    fn update(&mut self, u: &ast::Update) -> SqlResult<Planned> {
+        if u.from.is_some() {
+            return Err(join_unsupported());
+        }
+        let (t, q) = self.single_table(&u.table)?;
+        let sets = self.assignments(&t, &u.assignments, false)?;
+        let filter = match &u.selection {
+            Some(e) => Some(self.compiler(Some(&t), Some(q.clone()), false).compile(e)?),
+            None => None,
+        };
+        let (returning, columns) = self.returning(&t, Some(q), u.returning.as_deref())?;
+        Ok(Planned {
+            plan: Plan::Update(UpdatePlan {
+                source: source(t, filter),
+                sets,
+                returning,
+            }),
+            columns,
+        })
+    }
+
+    fn delete(&mut self, d: &ast::Delete) -> SqlResult<Planned> {
+        if d.using.is_some() {
+            return Err(join_unsupported());
+        }
+        let from = match &d.from {
+            ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
+        };
+        let [twj] = from.as_slice() else {
+            return Err(join_unsupported());
+        };
+        let (t, q) = self.single_table(twj)?;
+        let filter = match &d.selection {
+            Some(e) => Some(self.compiler(Some(&t), Some(q.clone()), false).compile(e)?),
+            None => None,
+        };
+        let (returning, columns) = self.returning(&t, Some(q), d.returning.as_deref())?;
+        Ok(Planned {
+            plan: Plan::Delete(DeletePlan {
+                source: source(t, filter),
+                returning,
+            }),
+            columns,
+        })
+    }
+}
+
+fn join_unsupported() -> SqlError {
+    SqlError::unsupported(
+        "joins and multi-table statements are not supported",
+        "keyclaim runs single-table statements; join in the application",
+    )
+}
+
+fn no_matching_constraint() -> SqlError {
+    SqlError::new(
+        sqlstate::INVALID_COLUMN_REFERENCE,
+        "there is no unique or exclusion constraint matching the ON CONFLICT specification",
+    )
+}
+
+fn is_default_keyword(e: &ast::Expr) -> bool {
+    matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
+}
+
+/// An expression assigned into a column of type `ty`: parameters take the
+/// column's type; the value is cast at execution.
+fn assign(c: &mut Compiler<'_>, e: Expr, ty: &SqlType) -> Expr {
+    if let Expr::Param(n) = e {
+        // Note the type only if nothing fixed it yet; execution casts anyway.
+        let _ = c.type_of(&Expr::Param(n));
+        c.params.types.resize(c.params.types.len().max(n + 1), None);
+        if c.params.types[n].is_none() {
+            c.params.types[n] = Some(ty.clone());
+        }
+    }
+    e
+}
+
+fn bigint(c: &mut Compiler<'_>, e: &ast::Expr) -> SqlResult<Expr> {
+    let compiled = c.compile(e)?;
+    Ok(assign(c, compiled, &SqlType::Int8))
+}
+
+fn aggregate(e: &ast::Expr, c: &mut Compiler<'_>) -> SqlResult<Option<Aggregate>> {
+    let ast::Expr::Function(f) = e else {
+        return Ok(None);
+    };
+    if !f.name.to_string().eq_ignore_ascii_case("count") {
+        return Ok(None);
+    }
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return Ok(None);
+    };
+    match list.args.as_slice() {
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Wildcard)] => {
+            Ok(Some(Aggregate::CountStar))
+        }
+        [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(inner))] => {
+            Ok(Some(Aggregate::Count(c.compile(inner)?)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The output column name PostgreSQL gives an unaliased expression.
+fn column_name(e: &ast::Expr, _t: Option<&TableDef>) -> String {
+    match e {
+        ast::Expr::Identifier(id) => ident(id),
+        ast::Expr::CompoundIdentifier(parts) => parts.last().map(ident).unwrap_or_default(),
+        ast::Expr::Function(f) => f
+            .name
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(ident)
+            .unwrap_or_else(|| "?column?".into()),
+        ast::Expr::Cast {
+            expr, data_type, ..
+        } => match expr.as_ref() {
+            ast::Expr::Identifier(_)
+            | ast::Expr::CompoundIdentifier(_)
+            | ast::Expr::Function(_) => column_name(expr, _t),
+            _ => cast_type_name(data_type),
+        },
+        ast::Expr::Nested(inner) => column_name(inner, _t),
+        _ => "?column?".into(),
+    }
+}
+
+/// `SELECT 1::int` is named after the type's internal name (int4).
+fn cast_type_name(dt: &ast::DataType) -> String {
+    match SqlType::from_ast(dt) {
+        Ok(t) => match t {
+            SqlType::Bool => "bool",
+            SqlType::Int2 => "int2",
+            SqlType::Int4 => "int4",
+            SqlType::Int8 => "int8",
+            SqlType::Float4 => "float4",
+            SqlType::Float8 => "float8",
+            SqlType::Numeric => "numeric",
+            SqlType::Text => "text",
+            SqlType::Varchar(_) => "varchar",
+            SqlType::Char(_) => "bpchar",
+            SqlType::Bytea => "bytea",
+            SqlType::Uuid => "uuid",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp",
+            SqlType::TimestampTz => "timestamptz",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
+        }
+        .into(),
+        Err(_) => "?column?".into(),
+    }
+}
+
+/// Compile every column's DEFAULT once per plan.
+pub fn compile_defaults(t: &TableDef) -> SqlResult<Vec<Option<Expr>>> {
+    let mut params = Params::default();
+    t.columns
+        .iter()
+        .map(|col| match &col.default {
+            None => Ok(None),
+            Some(text) => {
+                let mut c = Compiler {
+                    scope: Scope {
+                        table: None,
+                        qualifier: None,
+                        excluded: false,
+                    },
+                    params: &mut params,
+                };
+                Ok(Some(c.compile(&super::parse_expr(text)?)?))
+            }
+        })
+        .collect()
+}
+
+/// Choose the access path: a pinned primary key, else a pinned unique key, else a scan.
+pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
+    let mut pinned: Vec<Option<Expr>> = vec![None; table.columns.len()];
+    if let Some(f) = &filter {
+        pin(f, &mut pinned);
+    }
+    let take =
+        |cols: &[usize]| -> Option<Vec<Expr>> { cols.iter().map(|&i| pinned[i].clone()).collect() };
+    let access = if let Some(exprs) = take(&table.primary_key) {
+        Access::Key(exprs)
+    } else if let Some((n, exprs)) = table
+        .uniques
+        .iter()
+        .enumerate()
+        .find_map(|(n, u)| take(&u.columns).map(|e| (n, e)))
+    {
+        Access::Unique(n, exprs)
+    } else {
+        Access::Scan
+    };
+    Source {
+        table,
+        access,
+        filter,
+    }
+}
+
+/// Record `col = constant` conjuncts.
+fn pin(e: &Expr, pinned: &mut [Option<Expr>]) {
+    match e {
+        Expr::Binary(BinOp::And, l, r) => {
+            pin(l, pinned);
+            pin(r, pinned);
+        }
+        Expr::Binary(BinOp::Eq, l, r) => match (l.as_ref(), r.as_ref()) {
+            (Expr::Column(i), v) | (v, Expr::Column(i)) if is_constant(v) => {
+                pinned[*i] = Some(v.clone());
+            }
+            _ => {}
+        },
+        _ => {}
+    }
+}
+
+fn is_constant(e: &Expr) -> bool {
+    matches!(e, Expr::Literal(_) | Expr::Param(_))
 }

@@ -15,9 +15,7 @@ use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};
 use uuid::Uuid;
 
-use super::{
-    Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreResult, TxnId,
-};
+use super::{Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreResult, TxnId};
 
 type RowMap = BTreeMap<Vec<u8>, RowRecord>;
 
@@ -109,7 +107,9 @@ impl Store for MemoryStore {
         self.lwt();
         let t = self.table(table);
         let mut map = t.write();
-        match cas_slot(map.get(pk), |cur| cur.is_some_and(|r| r.version == expected)) {
+        match cas_slot(map.get(pk), |cur| {
+            cur.is_some_and(|r| r.version == expected)
+        }) {
             Ok(()) => {
                 map.insert(pk.to_vec(), row);
                 Ok(Cas::Applied)
@@ -248,7 +248,9 @@ impl Store for MemoryStore {
         rec: CatalogRecord,
     ) -> StoreResult<Cas<CatalogRecord>> {
         let mut cat = self.catalog.lock();
-        match cas_slot(cat.get(name), |cur| cur.is_some_and(|c| c.version == expected)) {
+        match cas_slot(cat.get(name), |cur| {
+            cur.is_some_and(|c| c.version == expected)
+        }) {
             Ok(()) => {
                 cat.insert(name.to_owned(), rec);
                 Ok(Cas::Applied)
@@ -259,7 +261,9 @@ impl Store for MemoryStore {
 
     async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
         let mut cat = self.catalog.lock();
-        match cas_slot(cat.get(name), |cur| cur.is_some_and(|c| c.version == expected)) {
+        match cas_slot(cat.get(name), |cur| {
+            cur.is_some_and(|c| c.version == expected)
+        }) {
             Ok(()) => {
                 cat.remove(name);
                 Ok(Cas::Applied)

@@ -110,8 +110,12 @@ pub trait Store: Send + Sync + 'static {
     /// SERIAL read of one row partition.
     async fn read_row(&self, table: &str, pk: &[u8]) -> StoreResult<Option<RowRecord>>;
     /// `INSERT ... IF NOT EXISTS`.
-    async fn insert_row(&self, table: &str, pk: &[u8], row: RowRecord)
-        -> StoreResult<Cas<RowRecord>>;
+    async fn insert_row(
+        &self,
+        table: &str,
+        pk: &[u8],
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>>;
     /// `UPDATE ... IF __version = expected`.
     async fn update_row(
         &self,
@@ -164,8 +168,11 @@ pub trait Store: Send + Sync + 'static {
     async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>>;
     async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>>;
     /// `INSERT ... IF NOT EXISTS`.
-    async fn insert_catalog(&self, name: &str, rec: CatalogRecord)
-        -> StoreResult<Cas<CatalogRecord>>;
+    async fn insert_catalog(
+        &self,
+        name: &str,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>>;
     /// `UPDATE ... IF version = expected`.
     async fn update_catalog(
         &self,
@@ -174,6 +181,5 @@ pub trait Store: Send + Sync + 'static {
         rec: CatalogRecord,
     ) -> StoreResult<Cas<CatalogRecord>>;
     /// `DELETE ... IF version = expected`.
-    async fn delete_catalog(&self, name: &str, expected: Uuid)
-        -> StoreResult<Cas<CatalogRecord>>;
+    async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>>;
 }

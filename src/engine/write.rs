@@ -1,0 +1,526 @@
+//! INSERT, UPDATE and DELETE: evaluate rows, then write each one through the
+//! claim protocol. A multi-row statement is all-or-nothing when nothing
+//! fails: on an error the rows it already wrote are undone, each by a CAS on
+//! the version this statement wrote, so an undo never touches another's data.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use tracing::warn;
+
+use super::env::SessionEnv;
+use super::read;
+use crate::catalog::TableDef;
+use crate::claims::{self, RowWrite, WriteError};
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::sql::expr::{EvalCtx, Expr};
+use crate::sql::plan::{ConflictAction, DeletePlan, InsertPlan, OnConflict, Target, UpdatePlan};
+use crate::store::{RowRecord, Store, TxnId};
+use crate::types::{key_detail, Value};
+
+/// The rows a statement wrote: how many, and what RETURNING produced.
+pub struct Written {
+    pub count: usize,
+    pub returned: Vec<Vec<Value>>,
+}
+
+/// How to take back one write of this statement.
+enum Undo {
+    Inserted {
+        pk: Vec<u8>,
+        version: TxnId,
+    },
+    Updated {
+        pk: Vec<u8>,
+        version: TxnId,
+        before: Vec<Value>,
+    },
+    Deleted {
+        pk: Vec<u8>,
+        before: Vec<Value>,
+    },
+}
+
+fn ctx<'a>(
+    row: Option<&'a [Value]>,
+    excluded: Option<&'a [Value]>,
+    params: &'a [Value],
+    env: &'a SessionEnv,
+) -> EvalCtx<'a> {
+    EvalCtx {
+        row,
+        excluded,
+        params,
+        env,
+    }
+}
+
+/// 23505 exactly as PostgreSQL words it, for the row whose values collided.
+pub fn duplicate(table: &TableDef, target: Target, values: &[Value]) -> SqlError {
+    let (name, cols) = match target {
+        Target::Pkey => (&table.pkey_name, &table.primary_key),
+        Target::Unique(n) => (&table.uniques[n].name, &table.uniques[n].columns),
+    };
+    let vals: Vec<&Value> = cols.iter().map(|&i| &values[i]).collect();
+    SqlError::new(
+        sqlstate::UNIQUE_VIOLATION,
+        format!("duplicate key value violates unique constraint \"{name}\""),
+    )
+    .with_detail(format!(
+        "{} already exists.",
+        key_detail(&table.column_names(cols), &vals)
+    ))
+    .with_table(&table.name)
+    .with_constraint(name.clone())
+}
+
+/// Cast each value into its column's type and check NOT NULL (23502).
+fn conform(table: &TableDef, values: Vec<Value>) -> SqlResult<Vec<Value>> {
+    let mut out = Vec::with_capacity(values.len());
+    for (v, col) in values.into_iter().zip(&table.columns) {
+        let v = v.cast_to(&col.ty).map_err(|e| {
+            if e.code == "42846" {
+                SqlError::new(
+                    sqlstate::DATATYPE_MISMATCH,
+                    format!(
+                        "column \"{}\" is of type {} but expression is of another type",
+                        col.name,
+                        col.ty.pg_name()
+                    ),
+                )
+                .with_hint("You will need to rewrite or cast the expression.")
+            } else {
+                e
+            }
+        })?;
+        out.push(v);
+    }
+    for (v, col) in out.iter().zip(&table.columns) {
+        if v.is_null() && col.not_null {
+            let row: Vec<String> = out
+                .iter()
+                .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+                .collect();
+            return Err(SqlError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!(
+                    "null value in column \"{}\" of relation \"{}\" violates not-null constraint",
+                    col.name, table.name
+                ),
+            )
+            .with_detail(format!("Failing row contains ({}).", row.join(", ")))
+            .with_table(&table.name)
+            .with_column(col.name.clone()));
+        }
+    }
+    Ok(out)
+}
+
+fn apply_sets(
+    table: &TableDef,
+    sets: &[(usize, Expr)],
+    current: &[Value],
+    excluded: Option<&[Value]>,
+    params: &[Value],
+    env: &SessionEnv,
+) -> SqlResult<Vec<Value>> {
+    let c = ctx(Some(current), excluded, params, env);
+    let mut next = current.to_vec();
+    for (i, e) in sets {
+        next[*i] = e.eval(&c)?;
+    }
+    conform(table, next)
+}
+
+/// Whether a conflict on `target` is handled by this ON CONFLICT clause.
+fn arbiter(oc: &Option<OnConflict>, target: Target) -> Option<&OnConflict> {
+    oc.as_ref()
+        .filter(|oc| oc.targets.as_ref().is_none_or(|ts| ts.contains(&target)))
+}
+
+pub struct Writer<'a> {
+    pub store: &'a dyn Store,
+    pub cfg: &'a claims::ClaimConfig,
+    pub stats: &'a claims::ClaimStats,
+    pub deadline: std::time::Instant,
+    pub env: &'a SessionEnv,
+    pub params: &'a [Value],
+}
+
+impl Writer<'_> {
+    fn row_write<'t>(&'t self, table: &'t TableDef) -> RowWrite<'t> {
+        RowWrite {
+            store: self.store,
+            cfg: self.cfg,
+            stats: self.stats,
+            table,
+            deadline: self.deadline,
+        }
+    }
+
+    fn returning(
+        &self,
+        exprs: &Option<Vec<Expr>>,
+        row: &[Value],
+        out: &mut Vec<Vec<Value>>,
+    ) -> SqlResult<()> {
+        if let Some(exprs) = exprs {
+            out.push(super::select::project(
+                exprs,
+                Some(row),
+                self.params,
+                self.env,
+            )?);
+        }
+        Ok(())
+    }
+
+    pub async fn insert(&self, plan: &InsertPlan) -> SqlResult<Written> {
+        let t = plan.table.as_ref();
+        let w = self.row_write(t);
+        let mut undo = Vec::new();
+        let mut touched: HashSet<Vec<u8>> = HashSet::new();
+        let mut written = Written {
+            count: 0,
+            returned: Vec::new(),
+        };
+        for row in &plan.rows {
+            let result = async {
+                let values = self.build_row(plan, row)?;
+                self.insert_one(&w, plan, values, &mut touched, &mut undo)
+                    .await
+            }
+            .await;
+            match result {
+                Ok(Some(after)) => {
+                    written.count += 1;
+                    self.returning(&plan.returning, &after, &mut written.returned)?;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.rollback(&w, undo).await;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    fn build_row(&self, plan: &InsertPlan, row: &[Option<Expr>]) -> SqlResult<Vec<Value>> {
+        let c = ctx(None, None, self.params, self.env);
+        let mut values = Vec::with_capacity(row.len());
+        for (i, e) in row.iter().enumerate() {
+            values.push(match e.as_ref().or(plan.defaults[i].as_ref()) {
+                Some(e) => e.eval(&c)?,
+                None => Value::Null,
+            });
+        }
+        conform(&plan.table, values)
+    }
+
+    /// One proposed row: insert it, or apply ON CONFLICT. Returns the row
+    /// written (for RETURNING), or None when nothing was written.
+    async fn insert_one(
+        &self,
+        w: &RowWrite<'_>,
+        plan: &InsertPlan,
+        values: Vec<Value>,
+        touched: &mut HashSet<Vec<u8>>,
+        undo: &mut Vec<Undo>,
+    ) -> SqlResult<Option<Vec<Value>>> {
+        let t = w.table;
+        let pk = t.pk_bytes(&values);
+        loop {
+            let (target, owner) = match claims::insert_row(w, &pk, values.clone()).await {
+                Ok(o) => {
+                    touched.insert(pk.clone());
+                    undo.push(Undo::Inserted {
+                        pk,
+                        version: o.after.version,
+                    });
+                    return Ok(Some(o.after.values));
+                }
+                Err(WriteError::Duplicate {
+                    unique: Some(n),
+                    owner,
+                }) => {
+                    // PostgreSQL checks the primary key first: if our row's key
+                    // is taken too, that is the violation it reports.
+                    if self.live(w, &pk).await? {
+                        (Target::Pkey, pk.clone())
+                    } else {
+                        (Target::Unique(n), owner)
+                    }
+                }
+                Err(WriteError::Duplicate {
+                    unique: None,
+                    owner,
+                }) => (Target::Pkey, owner),
+                Err(WriteError::ThisRow) => (Target::Pkey, pk.clone()),
+                Err(WriteError::Sql(e)) => return Err(e),
+            };
+            let Some(oc) = arbiter(&plan.on_conflict, target) else {
+                return Err(duplicate(t, target, &values));
+            };
+            let ConflictAction::Update { sets, filter } = &oc.action else {
+                return Ok(None);
+            };
+            if touched.contains(&owner) {
+                return Err(SqlError::new(
+                    sqlstate::CARDINALITY_VIOLATION,
+                    "ON CONFLICT DO UPDATE command cannot affect row a second time",
+                )
+                .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
+            }
+            let mut filtered_out = false;
+            let updated = claims::update_row(w, &owner, None, |cur| {
+                let c = ctx(Some(&cur.values), Some(&values), self.params, self.env);
+                if let Some(f) = filter {
+                    if !f.holds(&c)? {
+                        filtered_out = true;
+                        return Ok(None);
+                    }
+                }
+                let next = apply_sets(t, sets, &cur.values, Some(&values), self.params, self.env)?;
+                if t.pk_bytes(&next) != owner {
+                    return Err(pk_change_in_upsert());
+                }
+                Ok(Some(next))
+            })
+            .await;
+            match updated {
+                Ok(Some(o)) => {
+                    touched.insert(owner.clone());
+                    let before = o.before.map(|b| b.values).unwrap_or_default();
+                    undo.push(Undo::Updated {
+                        pk: owner,
+                        version: o.after.version,
+                        before,
+                    });
+                    return Ok(Some(o.after.values));
+                }
+                Ok(None) if filtered_out => return Ok(None),
+                // The conflicting row went away meanwhile: try the insert again.
+                Ok(None) => continue,
+                Err(e) => return Err(self.write_error(t, e, &values)),
+            }
+        }
+    }
+
+    async fn live(&self, w: &RowWrite<'_>, pk: &[u8]) -> SqlResult<bool> {
+        let row = w
+            .store
+            .read_row(&w.table.id, pk)
+            .await
+            .map_err(crate::catalog::store_error)?;
+        Ok(row.is_some_and(|r| r.live))
+    }
+
+    fn write_error(&self, t: &TableDef, e: WriteError, values: &[Value]) -> SqlError {
+        match e {
+            WriteError::Duplicate { unique, .. } => duplicate(
+                t,
+                unique.map(Target::Unique).unwrap_or(Target::Pkey),
+                values,
+            ),
+            WriteError::ThisRow => duplicate(t, Target::Pkey, values),
+            WriteError::Sql(e) => e,
+        }
+    }
+
+    pub async fn update(
+        &self,
+        plan: &UpdatePlan,
+        store: Arc<dyn Store>,
+        env: Arc<SessionEnv>,
+        page: usize,
+    ) -> SqlResult<Written> {
+        let t = plan.source.table.as_ref();
+        let w = self.row_write(t);
+        let params = Arc::new(self.params.to_vec());
+        let candidates = read::collect(store, plan.source.clone(), params, env, page).await?;
+        let mut undo = Vec::new();
+        let mut written = Written {
+            count: 0,
+            returned: Vec::new(),
+        };
+        for (pk, row) in candidates {
+            match self.update_one(&w, plan, pk, row, &mut undo).await {
+                Ok(Some(after)) => {
+                    written.count += 1;
+                    self.returning(&plan.returning, &after, &mut written.returned)?;
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    self.rollback(&w, undo).await;
+                    return Err(e);
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    fn qualifies(&self, plan_filter: &Option<Expr>, row: &[Value]) -> SqlResult<bool> {
+        match plan_filter {
+            None => Ok(true),
+            Some(f) => f.holds(&ctx(Some(row), None, self.params, self.env)),
+        }
+    }
+
+    async fn update_one(
+        &self,
+        w: &RowWrite<'_>,
+        plan: &UpdatePlan,
+        pk: Vec<u8>,
+        row: RowRecord,
+        undo: &mut Vec<Undo>,
+    ) -> SqlResult<Option<Vec<Value>>> {
+        let t = w.table;
+        let filter = &plan.source.filter;
+        let next = apply_sets(t, &plan.sets, &row.values, None, self.params, self.env)?;
+        let new_pk = t.pk_bytes(&next);
+        if new_pk != pk {
+            return self.move_row(w, filter, pk, row, new_pk, next, undo).await;
+        }
+        let mut values_for_error = next;
+        let result = claims::update_row(w, &pk, Some(Some(row)), |cur| {
+            if !self.qualifies(filter, &cur.values)? {
+                return Ok(None);
+            }
+            let next = apply_sets(t, &plan.sets, &cur.values, None, self.params, self.env)?;
+            if t.pk_bytes(&next) != pk {
+                return Err(pk_change_in_upsert());
+            }
+            values_for_error = next.clone();
+            Ok(Some(next))
+        })
+        .await;
+        match result {
+            Ok(Some(o)) => {
+                undo.push(Undo::Updated {
+                    pk,
+                    version: o.after.version,
+                    before: o.before.map(|b| b.values).unwrap_or_default(),
+                });
+                Ok(Some(o.after.values))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(self.write_error(t, e, &values_for_error)),
+        }
+    }
+
+    /// An UPDATE that changes the primary key moves the row to another
+    /// partition: check the new key is free, delete the old row, insert the
+    /// new one; if the insert fails, put the old row back.
+    #[allow(clippy::too_many_arguments)]
+    async fn move_row(
+        &self,
+        w: &RowWrite<'_>,
+        filter: &Option<Expr>,
+        pk: Vec<u8>,
+        row: RowRecord,
+        new_pk: Vec<u8>,
+        next: Vec<Value>,
+        undo: &mut Vec<Undo>,
+    ) -> SqlResult<Option<Vec<Value>>> {
+        let t = w.table;
+        if self.live(w, &new_pk).await? {
+            return Err(duplicate(t, Target::Pkey, &next));
+        }
+        let version = row.version;
+        let deleted = claims::delete_row(w, &pk, Some(Some(row)), |cur| {
+            Ok(cur.version == version && self.qualifies(filter, &cur.values)?)
+        })
+        .await
+        .map_err(|e| self.write_error(t, e, &next))?;
+        let Some(deleted) = deleted else {
+            return Ok(None);
+        };
+        let before = deleted.before.map(|b| b.values).unwrap_or_default();
+        match claims::insert_row(w, &new_pk, next.clone()).await {
+            Ok(o) => {
+                undo.push(Undo::Deleted { pk, before });
+                undo.push(Undo::Inserted {
+                    pk: new_pk,
+                    version: o.after.version,
+                });
+                Ok(Some(o.after.values))
+            }
+            Err(e) => {
+                if let Err(restore) = claims::insert_row(w, &pk, before).await {
+                    warn!(table = %t.name, cause = ?restore, "could not restore a row after a failed primary-key update");
+                }
+                Err(self.write_error(t, e, &next))
+            }
+        }
+    }
+
+    pub async fn delete(
+        &self,
+        plan: &DeletePlan,
+        store: Arc<dyn Store>,
+        env: Arc<SessionEnv>,
+        page: usize,
+    ) -> SqlResult<Written> {
+        let t = plan.source.table.as_ref();
+        let w = self.row_write(t);
+        let params = Arc::new(self.params.to_vec());
+        let candidates = read::collect(store, plan.source.clone(), params, env, page).await?;
+        let mut written = Written {
+            count: 0,
+            returned: Vec::new(),
+        };
+        for (pk, row) in candidates {
+            let filter = &plan.source.filter;
+            let deleted = claims::delete_row(&w, &pk, Some(Some(row)), |cur| {
+                self.qualifies(filter, &cur.values)
+            })
+            .await
+            .map_err(|e| self.write_error(t, e, &[]))?;
+            if let Some(o) = deleted {
+                written.count += 1;
+                if let Some(before) = &o.before {
+                    self.returning(&plan.returning, &before.values, &mut written.returned)?;
+                }
+            }
+        }
+        Ok(written)
+    }
+
+    /// Undo this statement's writes, newest first. Each undo is conditional
+    /// on the version this statement wrote.
+    async fn rollback(&self, w: &RowWrite<'_>, undo: Vec<Undo>) {
+        for u in undo.into_iter().rev() {
+            let result = match u {
+                Undo::Inserted { pk, version } => {
+                    claims::delete_row(w, &pk, None, |cur| Ok(cur.version == version))
+                        .await
+                        .map(|_| ())
+                }
+                Undo::Updated {
+                    pk,
+                    version,
+                    before,
+                } => claims::update_row(w, &pk, None, |cur| {
+                    Ok((cur.version == version).then(|| before.clone()))
+                })
+                .await
+                .map(|_| ()),
+                Undo::Deleted { pk, before } => {
+                    claims::insert_row(w, &pk, before).await.map(|_| ())
+                }
+            };
+            if let Err(e) = result {
+                warn!(table = %w.table.name, cause = ?e, "could not undo a write of a failed statement");
+            }
+        }
+    }
+}
+
+fn pk_change_in_upsert() -> SqlError {
+    SqlError::new(
+        sqlstate::FEATURE_NOT_SUPPORTED,
+        "changing the primary key of a row that changed concurrently is not supported",
+    )
+    .with_hint("retry the statement")
+}

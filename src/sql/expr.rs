@@ -1,0 +1,1037 @@
+//! Expressions: compiled from sqlparser's AST against a scope (the table's
+//! columns), typed, and evaluated per row.
+//!
+//! Untyped string literals and parameters take their type from the context,
+//! as PostgreSQL's "unknown" type does: `id = '7'` compares integers, and
+//! `id = $1` makes `$1` an integer parameter.
+
+use std::cmp::Ordering;
+
+use rust_decimal::Decimal;
+use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
+
+use crate::catalog::TableDef;
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::types::{SqlType, Value};
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    Literal(Value),
+    /// A quoted literal whose type is not known yet ('...' in PostgreSQL is "unknown").
+    Unknown(String),
+    Param(usize),
+    Column(usize),
+    /// `EXCLUDED.col` in ON CONFLICT DO UPDATE: the row proposed for insertion.
+    Excluded(usize),
+    Not(Box<Expr>),
+    Neg(Box<Expr>),
+    Binary(BinOp, Box<Expr>, Box<Expr>),
+    IsNull(Box<Expr>, bool),
+    InList(Box<Expr>, Vec<Expr>, bool),
+    Between(Box<Expr>, Box<Expr>, Box<Expr>, bool),
+    Like {
+        expr: Box<Expr>,
+        pattern: Box<Expr>,
+        negated: bool,
+        case_insensitive: bool,
+    },
+    Cast(Box<Expr>, SqlType),
+    Func(Func, Vec<Expr>),
+    Case {
+        operand: Option<Box<Expr>>,
+        arms: Vec<(Expr, Expr)>,
+        otherwise: Option<Box<Expr>>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+    And,
+    Or,
+    Plus,
+    Minus,
+    Mul,
+    Div,
+    Mod,
+    Concat,
+}
+
+impl BinOp {
+    fn is_comparison(self) -> bool {
+        matches!(
+            self,
+            BinOp::Eq | BinOp::NotEq | BinOp::Lt | BinOp::LtEq | BinOp::Gt | BinOp::GtEq
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Func {
+    Now,
+    GenRandomUuid,
+    Lower,
+    Upper,
+    Length,
+    Coalesce,
+    Abs,
+    Version,
+    CurrentSchema,
+    CurrentDatabase,
+    CurrentUser,
+    PgSleep,
+    CurrentSetting,
+    SetConfig,
+    PgBackendPid,
+}
+
+/// What names resolve to while compiling.
+pub struct Scope<'a> {
+    pub table: Option<&'a TableDef>,
+    /// The name (or alias) the table is referred to by.
+    pub qualifier: Option<String>,
+    /// Whether `EXCLUDED.col` is allowed (ON CONFLICT DO UPDATE).
+    pub excluded: bool,
+}
+
+/// Parameter types discovered while compiling; None until something says.
+#[derive(Debug, Default)]
+pub struct Params {
+    pub types: Vec<Option<SqlType>>,
+}
+
+impl Params {
+    pub fn from_hints(hints: &[Option<SqlType>]) -> Params {
+        Params {
+            types: hints.to_vec(),
+        }
+    }
+
+    fn note(&mut self, n: usize, ty: &SqlType) {
+        if self.types.len() <= n {
+            self.types.resize(n + 1, None);
+        }
+        if self.types[n].is_none() {
+            self.types[n] = Some(ty.clone());
+        }
+    }
+
+    fn get(&self, n: usize) -> Option<&SqlType> {
+        self.types.get(n).and_then(|t| t.as_ref())
+    }
+
+    /// Final parameter types; unconstrained ones are text, as libpq clients expect.
+    pub fn resolved(&self) -> Vec<SqlType> {
+        self.types
+            .iter()
+            .map(|t| t.clone().unwrap_or(SqlType::Text))
+            .collect()
+    }
+}
+
+pub struct Compiler<'a> {
+    pub scope: Scope<'a>,
+    pub params: &'a mut Params,
+}
+
+fn unsupported_expr(e: &ast::Expr) -> SqlError {
+    SqlError::unsupported(
+        format!("expression not supported: {e}"),
+        "keyclaim evaluates column references, literals, parameters, comparisons, AND/OR/NOT, IN, BETWEEN, LIKE/ILIKE, IS NULL, arithmetic, ||, CASE, casts and the functions now(), gen_random_uuid(), lower, upper, length, coalesce, abs",
+    )
+}
+
+impl Compiler<'_> {
+    pub fn compile(&mut self, e: &ast::Expr) -> SqlResult<Expr> {
+        use ast::Expr as E;
+        Ok(match e {
+            E::Identifier(id) => self.column(None, id)?,
+            E::CompoundIdentifier(parts) if parts.len() == 2 => {
+                self.column(Some(&parts[0]), &parts[1])?
+            }
+            E::Nested(inner) => self.compile(inner)?,
+            E::Value(v) => literal(&v.value)?,
+            E::TypedString(ts) => {
+                let ty = SqlType::from_ast(&ts.data_type)?;
+                let text = match &ts.value.value {
+                    ast::Value::SingleQuotedString(s) => s.clone(),
+                    other => other.to_string(),
+                };
+                Expr::Literal(Value::parse_text(&ty, &text)?)
+            }
+            E::UnaryOp { op, expr } => {
+                let inner = self.compile(expr)?;
+                match op {
+                    UnaryOperator::Not => Expr::Not(Box::new(inner)),
+                    UnaryOperator::Minus => match inner {
+                        Expr::Literal(v) => Expr::Literal(negate(&v)?),
+                        other => Expr::Neg(Box::new(other)),
+                    },
+                    UnaryOperator::Plus => inner,
+                    _ => return Err(unsupported_expr(e)),
+                }
+            }
+            E::BinaryOp { left, op, right } => {
+                let op = match op {
+                    BinaryOperator::Eq => BinOp::Eq,
+                    BinaryOperator::NotEq => BinOp::NotEq,
+                    BinaryOperator::Lt => BinOp::Lt,
+                    BinaryOperator::LtEq => BinOp::LtEq,
+                    BinaryOperator::Gt => BinOp::Gt,
+                    BinaryOperator::GtEq => BinOp::GtEq,
+                    BinaryOperator::And => BinOp::And,
+                    BinaryOperator::Or => BinOp::Or,
+                    BinaryOperator::Plus => BinOp::Plus,
+                    BinaryOperator::Minus => BinOp::Minus,
+                    BinaryOperator::Multiply => BinOp::Mul,
+                    BinaryOperator::Divide => BinOp::Div,
+                    BinaryOperator::Modulo => BinOp::Mod,
+                    BinaryOperator::StringConcat => BinOp::Concat,
+                    _ => return Err(unsupported_expr(e)),
+                };
+                let l = self.compile(left)?;
+                let r = self.compile(right)?;
+                let (l, r) = if op == BinOp::Concat || matches!(op, BinOp::And | BinOp::Or) {
+                    (l, r)
+                } else {
+                    self.unify(l, r)?
+                };
+                Expr::Binary(op, Box::new(l), Box::new(r))
+            }
+            E::IsNull(inner) => Expr::IsNull(Box::new(self.compile(inner)?), false),
+            E::IsNotNull(inner) => Expr::IsNull(Box::new(self.compile(inner)?), true),
+            E::InList {
+                expr,
+                list,
+                negated,
+            } => {
+                let mut target = self.compile(expr)?;
+                let mut items = Vec::with_capacity(list.len());
+                for item in list {
+                    let item = self.compile(item)?;
+                    let (t, i) = self.unify(target, item)?;
+                    target = t;
+                    items.push(i);
+                }
+                Expr::InList(Box::new(target), items, *negated)
+            }
+            E::Between {
+                expr,
+                negated,
+                low,
+                high,
+            } => {
+                let target = self.compile(expr)?;
+                let low = self.compile(low)?;
+                let high = self.compile(high)?;
+                let (target, low) = self.unify(target, low)?;
+                let (target, high) = self.unify(target, high)?;
+                Expr::Between(Box::new(target), Box::new(low), Box::new(high), *negated)
+            }
+            E::Like {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char: None,
+            } => self.like(expr, pattern, *negated, false)?,
+            E::ILike {
+                negated,
+                any: false,
+                expr,
+                pattern,
+                escape_char: None,
+            } => self.like(expr, pattern, *negated, true)?,
+            E::Cast {
+                expr, data_type, ..
+            } => {
+                let ty = SqlType::from_ast(data_type)?;
+                match self.compile(expr)? {
+                    Expr::Unknown(s) => Expr::Literal(Value::parse_text(&ty, &s)?),
+                    Expr::Param(n) => {
+                        self.params.note(n, &ty);
+                        Expr::Cast(Box::new(Expr::Param(n)), ty)
+                    }
+                    other => Expr::Cast(Box::new(other), ty),
+                }
+            }
+            E::Function(f) => self.function(f)?,
+            E::Case {
+                operand,
+                conditions,
+                else_result,
+                ..
+            } => {
+                let operand = match operand {
+                    Some(o) => Some(Box::new(self.compile(o)?)),
+                    None => None,
+                };
+                let mut arms = Vec::new();
+                for cw in conditions {
+                    arms.push((self.compile(&cw.condition)?, self.compile(&cw.result)?));
+                }
+                let otherwise = match else_result {
+                    Some(e) => Some(Box::new(self.compile(e)?)),
+                    None => None,
+                };
+                Expr::Case {
+                    operand,
+                    arms,
+                    otherwise,
+                }
+            }
+            _ => return Err(unsupported_expr(e)),
+        })
+    }
+
+    fn like(
+        &mut self,
+        expr: &ast::Expr,
+        pattern: &ast::Expr,
+        negated: bool,
+        case_insensitive: bool,
+    ) -> SqlResult<Expr> {
+        let expr = self.compile(expr)?;
+        let pattern = match self.compile(pattern)? {
+            Expr::Param(n) => {
+                self.params.note(n, &SqlType::Text);
+                Expr::Param(n)
+            }
+            p => p,
+        };
+        Ok(Expr::Like {
+            expr: Box::new(expr),
+            pattern: Box::new(pattern),
+            negated,
+            case_insensitive,
+        })
+    }
+
+    fn column(&self, qualifier: Option<&ast::Ident>, name: &ast::Ident) -> SqlResult<Expr> {
+        let col = name.value.as_str();
+        if let Some(q) = qualifier {
+            if self.scope.excluded && q.value.eq_ignore_ascii_case("excluded") {
+                let t = self.scope.table.expect("excluded needs a table");
+                return t.column(col).map(Expr::Excluded);
+            }
+            let matches = self.scope.qualifier.as_deref() == Some(q.value.as_str());
+            if !matches {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("missing FROM-clause entry for table \"{}\"", q.value),
+                ));
+            }
+        }
+        match self.scope.table {
+            Some(t) => t.column(col).map(Expr::Column),
+            None => Err(SqlError::undefined_column(col)),
+        }
+    }
+
+    /// Give an untyped side (literal or parameter) the type of the other side.
+    fn unify(&mut self, l: Expr, r: Expr) -> SqlResult<(Expr, Expr)> {
+        let lt = self.type_of(&l);
+        let rt = self.type_of(&r);
+        Ok((self.coerce(l, rt.as_ref())?, self.coerce(r, lt.as_ref())?))
+    }
+
+    fn coerce(&mut self, e: Expr, ty: Option<&SqlType>) -> SqlResult<Expr> {
+        let Some(ty) = ty else { return Ok(e) };
+        Ok(match e {
+            Expr::Unknown(s) => Expr::Literal(Value::parse_text(ty, &s)?),
+            Expr::Param(n) => {
+                self.params.note(n, ty);
+                Expr::Param(n)
+            }
+            other => other,
+        })
+    }
+
+    /// The static type of an expression, None while unknown.
+    pub fn type_of(&self, e: &Expr) -> Option<SqlType> {
+        let table = self.scope.table;
+        match e {
+            Expr::Literal(v) => value_type(v),
+            Expr::Unknown(_) => None,
+            Expr::Param(n) => self.params.get(*n).cloned(),
+            Expr::Column(i) | Expr::Excluded(i) => table.map(|t| t.columns[*i].ty.clone()),
+            Expr::Not(_)
+            | Expr::IsNull(..)
+            | Expr::InList(..)
+            | Expr::Between(..)
+            | Expr::Like { .. } => Some(SqlType::Bool),
+            Expr::Neg(inner) => self.type_of(inner),
+            Expr::Binary(op, l, r) => match op {
+                op if op.is_comparison() => Some(SqlType::Bool),
+                BinOp::And | BinOp::Or => Some(SqlType::Bool),
+                BinOp::Concat => Some(SqlType::Text),
+                _ => numeric_result(self.type_of(l), self.type_of(r)),
+            },
+            Expr::Cast(_, ty) => Some(ty.clone()),
+            Expr::Func(f, args) => match f {
+                Func::Now => Some(SqlType::TimestampTz),
+                Func::GenRandomUuid => Some(SqlType::Uuid),
+                Func::Length => Some(SqlType::Int4),
+                Func::PgBackendPid => Some(SqlType::Int4),
+                Func::Coalesce | Func::Abs => args.iter().find_map(|a| self.type_of(a)),
+                _ => Some(SqlType::Text),
+            },
+            Expr::Case {
+                arms, otherwise, ..
+            } => arms
+                .iter()
+                .map(|(_, r)| r)
+                .chain(otherwise.as_deref())
+                .find_map(|r| self.type_of(r)),
+        }
+    }
+
+    fn function(&mut self, f: &ast::Function) -> SqlResult<Expr> {
+        let name = f.name.to_string().to_ascii_lowercase();
+        let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+        let args: Vec<&ast::Expr> = match &f.args {
+            ast::FunctionArguments::None => Vec::new(),
+            ast::FunctionArguments::List(list) => {
+                let mut out = Vec::new();
+                for a in &list.args {
+                    match a {
+                        ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(e)) => out.push(e),
+                        _ => {
+                            return Err(SqlError::unsupported(
+                                format!("function arguments not supported: {f}"),
+                                "pass plain positional arguments",
+                            ))
+                        }
+                    }
+                }
+                out
+            }
+            ast::FunctionArguments::Subquery(_) => {
+                return Err(SqlError::unsupported(
+                    "subqueries are not supported",
+                    "keyclaim runs single-table statements",
+                ))
+            }
+        };
+        let func = match name {
+            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp"
+            | "clock_timestamp" | "localtimestamp" => Func::Now,
+            "gen_random_uuid" | "uuid_generate_v4" => Func::GenRandomUuid,
+            "lower" => Func::Lower,
+            "upper" => Func::Upper,
+            "length" | "char_length" | "character_length" => Func::Length,
+            "coalesce" => Func::Coalesce,
+            "abs" => Func::Abs,
+            "version" => Func::Version,
+            "current_schema" => Func::CurrentSchema,
+            "current_database" | "current_catalog" => Func::CurrentDatabase,
+            "current_user" | "session_user" | "user" => Func::CurrentUser,
+            "pg_sleep" => Func::PgSleep,
+            "current_setting" => Func::CurrentSetting,
+            "set_config" => Func::SetConfig,
+            "pg_backend_pid" => Func::PgBackendPid,
+            "count" | "min" | "max" | "sum" | "avg" => {
+                return Err(SqlError::new(
+                    sqlstate::GROUPING_ERROR,
+                    format!("aggregate functions are not allowed here: {name}"),
+                ))
+            }
+            _ => {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function {name}() does not exist"),
+                )
+                .with_hint("keyclaim supports now(), gen_random_uuid(), lower, upper, length, coalesce, abs, version(), current_schema(), current_database(), current_user, current_setting, set_config, pg_sleep"))
+            }
+        };
+        let mut compiled = Vec::with_capacity(args.len());
+        for a in args {
+            compiled.push(self.compile(a)?);
+        }
+        if func == Func::Coalesce {
+            let ty = compiled.iter().find_map(|a| self.type_of(a));
+            let mut typed = Vec::with_capacity(compiled.len());
+            for a in compiled {
+                typed.push(self.coerce(a, ty.as_ref())?);
+            }
+            compiled = typed;
+        }
+        Ok(Expr::Func(func, compiled))
+    }
+}
+
+fn literal(v: &ast::Value) -> SqlResult<Expr> {
+    use ast::Value as V;
+    Ok(match v {
+        V::Number(n, _) => Expr::Literal(number(n)?),
+        V::SingleQuotedString(s)
+        | V::EscapedStringLiteral(s)
+        | V::UnicodeStringLiteral(s)
+        | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => {
+            Expr::Unknown(s.clone())
+        }
+        V::Boolean(b) => Expr::Literal(Value::Bool(*b)),
+        V::Null => Expr::Literal(Value::Null),
+        V::Placeholder(p) => {
+            let n: usize = p
+                .strip_prefix('$')
+                .and_then(|d| d.parse().ok())
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| SqlError::syntax(format!("syntax error at or near \"{p}\"")))?;
+            Expr::Param(n - 1)
+        }
+        other => {
+            return Err(SqlError::unsupported(
+                format!("literal not supported: {other}"),
+                "use numbers, 'strings', TRUE/FALSE or NULL",
+            ))
+        }
+    })
+}
+
+/// A numeric literal as PostgreSQL types it: integer, bigint, or numeric.
+fn number(n: &str) -> SqlResult<Value> {
+    if let Ok(i) = n.parse::<i32>() {
+        return Ok(Value::Int4(i));
+    }
+    if let Ok(i) = n.parse::<i64>() {
+        return Ok(Value::Int8(i));
+    }
+    Value::parse_text(&SqlType::Numeric, n)
+}
+
+fn negate(v: &Value) -> SqlResult<Value> {
+    let overflow = |t: &str| {
+        SqlError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("{t} out of range"),
+        )
+    };
+    Ok(match v {
+        Value::Null => Value::Null,
+        Value::Int2(i) => Value::Int2(i.checked_neg().ok_or_else(|| overflow("smallint"))?),
+        Value::Int4(i) => Value::Int4(i.checked_neg().ok_or_else(|| overflow("integer"))?),
+        Value::Int8(i) => Value::Int8(i.checked_neg().ok_or_else(|| overflow("bigint"))?),
+        Value::Float4(f) => Value::Float4(-f),
+        Value::Float8(f) => Value::Float8(-f),
+        Value::Numeric(d) => Value::Numeric(-*d),
+        other => {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "operator does not exist: - {}",
+                    value_type(other).map(|t| t.pg_name()).unwrap_or("unknown")
+                ),
+            ))
+        }
+    })
+}
+
+pub fn value_type(v: &Value) -> Option<SqlType> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(_) => SqlType::Bool,
+        Value::Int2(_) => SqlType::Int2,
+        Value::Int4(_) => SqlType::Int4,
+        Value::Int8(_) => SqlType::Int8,
+        Value::Float4(_) => SqlType::Float4,
+        Value::Float8(_) => SqlType::Float8,
+        Value::Numeric(_) => SqlType::Numeric,
+        Value::Text(_) => SqlType::Text,
+        Value::Bytea(_) => SqlType::Bytea,
+        Value::Uuid(_) => SqlType::Uuid,
+        Value::Date(_) => SqlType::Date,
+        Value::Timestamp(_) => SqlType::Timestamp,
+        Value::TimestampTz(_) => SqlType::TimestampTz,
+        Value::Json(_) => SqlType::Jsonb,
+    })
+}
+
+fn numeric_rank(t: &SqlType) -> Option<u8> {
+    Some(match t {
+        SqlType::Int2 => 1,
+        SqlType::Int4 => 2,
+        SqlType::Int8 => 3,
+        SqlType::Numeric => 4,
+        SqlType::Float4 => 5,
+        SqlType::Float8 => 6,
+        _ => return None,
+    })
+}
+
+fn numeric_result(l: Option<SqlType>, r: Option<SqlType>) -> Option<SqlType> {
+    match (l, r) {
+        (Some(l), Some(r)) => {
+            let (lr, rr) = (numeric_rank(&l)?, numeric_rank(&r)?);
+            // smallint + smallint is integer in PostgreSQL's operator set only
+            // for mixed widths; same-width stays.
+            Some(if lr >= rr { l } else { r })
+        }
+        (Some(t), None) | (None, Some(t)) => Some(t),
+        (None, None) => None,
+    }
+}
+
+/// What evaluation can see besides the row.
+pub struct EvalCtx<'a> {
+    pub row: Option<&'a [Value]>,
+    pub excluded: Option<&'a [Value]>,
+    pub params: &'a [Value],
+    pub env: &'a dyn Env,
+}
+
+/// Session facts functions need.
+pub trait Env: Sync {
+    fn setting(&self, name: &str) -> Option<String>;
+    fn user(&self) -> String;
+    fn database(&self) -> String;
+    fn statement_time(&self) -> chrono::DateTime<chrono::Utc>;
+}
+
+impl Expr {
+    pub fn eval(&self, cx: &EvalCtx<'_>) -> SqlResult<Value> {
+        Ok(match self {
+            Expr::Literal(v) => v.clone(),
+            Expr::Unknown(s) => Value::Text(s.clone()),
+            Expr::Param(n) => cx.params.get(*n).cloned().ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_PARAMETER,
+                    format!("there is no parameter ${}", n + 1),
+                )
+            })?,
+            Expr::Column(i) => cx
+                .row
+                .and_then(|r| r.get(*i))
+                .cloned()
+                .unwrap_or(Value::Null),
+            Expr::Excluded(i) => cx
+                .excluded
+                .and_then(|r| r.get(*i))
+                .cloned()
+                .unwrap_or(Value::Null),
+            Expr::Not(inner) => match truth(&inner.eval(cx)?)? {
+                Some(b) => Value::Bool(!b),
+                None => Value::Null,
+            },
+            Expr::Neg(inner) => negate(&inner.eval(cx)?)?,
+            Expr::Binary(op, l, r) => binary(*op, l, r, cx)?,
+            Expr::IsNull(inner, negated) => Value::Bool(inner.eval(cx)?.is_null() != *negated),
+            Expr::InList(target, items, negated) => {
+                let v = target.eval(cx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let mut saw_null = false;
+                for item in items {
+                    let iv = item.eval(cx)?;
+                    match compare(&v, &iv)? {
+                        Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
+                        None => saw_null = true,
+                        _ => {}
+                    }
+                }
+                if saw_null {
+                    Value::Null
+                } else {
+                    Value::Bool(*negated)
+                }
+            }
+            Expr::Between(target, low, high, negated) => {
+                let v = target.eval(cx)?;
+                let lo = compare(&v, &low.eval(cx)?)?;
+                let hi = compare(&v, &high.eval(cx)?)?;
+                match (lo, hi) {
+                    (Some(lo), Some(hi)) => {
+                        Value::Bool((lo != Ordering::Less && hi != Ordering::Greater) != *negated)
+                    }
+                    _ => Value::Null,
+                }
+            }
+            Expr::Like {
+                expr,
+                pattern,
+                negated,
+                case_insensitive,
+            } => {
+                let v = expr.eval(cx)?;
+                let p = pattern.eval(cx)?;
+                match (v.to_text(), p.to_text()) {
+                    (Some(v), Some(p)) => {
+                        let m = if *case_insensitive {
+                            like(&v.to_lowercase(), &p.to_lowercase())
+                        } else {
+                            like(&v, &p)
+                        };
+                        Value::Bool(m != *negated)
+                    }
+                    _ => Value::Null,
+                }
+            }
+            Expr::Cast(inner, ty) => cast_explicit(&inner.eval(cx)?, ty)?,
+            Expr::Func(f, args) => func(*f, args, cx)?,
+            Expr::Case {
+                operand,
+                arms,
+                otherwise,
+            } => {
+                let subject = match operand {
+                    Some(o) => Some(o.eval(cx)?),
+                    None => None,
+                };
+                for (when, then) in arms {
+                    let w = when.eval(cx)?;
+                    let hit = match &subject {
+                        Some(s) => compare(s, &w)? == Some(Ordering::Equal),
+                        None => truth(&w)? == Some(true),
+                    };
+                    if hit {
+                        return then.eval(cx);
+                    }
+                }
+                match otherwise {
+                    Some(o) => o.eval(cx)?,
+                    None => Value::Null,
+                }
+            }
+        })
+    }
+
+    /// True iff the expression evaluates to TRUE (NULL and FALSE filter out).
+    pub fn holds(&self, cx: &EvalCtx<'_>) -> SqlResult<bool> {
+        Ok(truth(&self.eval(cx)?)? == Some(true))
+    }
+}
+
+/// An explicit `::type` cast: like assignment, but char/varchar truncate silently.
+fn cast_explicit(v: &Value, ty: &SqlType) -> SqlResult<Value> {
+    match (v, ty) {
+        (Value::Text(s), SqlType::Varchar(Some(n))) | (Value::Text(s), SqlType::Char(Some(n))) => {
+            let cut: String = s.chars().take(*n as usize).collect();
+            Value::Text(cut).cast_to(ty)
+        }
+        (v, SqlType::Text | SqlType::Varchar(None)) => {
+            Ok(v.to_text().map(Value::Text).unwrap_or(Value::Null))
+        }
+        _ => v.cast_to(ty),
+    }
+}
+
+fn truth(v: &Value) -> SqlResult<Option<bool>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(*b)),
+        Value::Text(s) => match Value::parse_text(&SqlType::Bool, s)? {
+            Value::Bool(b) => Ok(Some(b)),
+            _ => Ok(None),
+        },
+        other => Err(SqlError::new(
+            sqlstate::DATATYPE_MISMATCH,
+            format!(
+                "argument of WHERE must be type boolean, not type {}",
+                value_type(other).map(|t| t.pg_name()).unwrap_or("unknown")
+            ),
+        )),
+    }
+}
+
+/// Compare two values; text against a typed value parses the text first.
+fn compare(a: &Value, b: &Value) -> SqlResult<Option<Ordering>> {
+    if a.is_null() || b.is_null() {
+        return Ok(None);
+    }
+    if let Some(o) = a.sql_cmp(b) {
+        return Ok(Some(o));
+    }
+    match (a, b) {
+        (Value::Text(s), other) | (other, Value::Text(s)) if !matches!(other, Value::Text(_)) => {
+            let ty = value_type(other).expect("not null");
+            let parsed = Value::parse_text(&ty, s)?;
+            Ok(if matches!(a, Value::Text(_)) {
+                parsed.sql_cmp(other)
+            } else {
+                other.sql_cmp(&parsed)
+            })
+        }
+        _ => Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "operator does not exist: {} = {}",
+                value_type(a).map(|t| t.pg_name()).unwrap_or("unknown"),
+                value_type(b).map(|t| t.pg_name()).unwrap_or("unknown")
+            ),
+        )
+        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")),
+    }
+}
+
+fn binary(op: BinOp, l: &Expr, r: &Expr, cx: &EvalCtx<'_>) -> SqlResult<Value> {
+    match op {
+        BinOp::And => {
+            let a = truth(&l.eval(cx)?)?;
+            if a == Some(false) {
+                return Ok(Value::Bool(false));
+            }
+            let b = truth(&r.eval(cx)?)?;
+            Ok(match (a, b) {
+                (_, Some(false)) => Value::Bool(false),
+                (Some(true), Some(true)) => Value::Bool(true),
+                _ => Value::Null,
+            })
+        }
+        BinOp::Or => {
+            let a = truth(&l.eval(cx)?)?;
+            if a == Some(true) {
+                return Ok(Value::Bool(true));
+            }
+            let b = truth(&r.eval(cx)?)?;
+            Ok(match (a, b) {
+                (_, Some(true)) => Value::Bool(true),
+                (Some(false), Some(false)) => Value::Bool(false),
+                _ => Value::Null,
+            })
+        }
+        op if op.is_comparison() => {
+            let (a, b) = (l.eval(cx)?, r.eval(cx)?);
+            Ok(match compare(&a, &b)? {
+                None => Value::Null,
+                Some(o) => Value::Bool(match op {
+                    BinOp::Eq => o == Ordering::Equal,
+                    BinOp::NotEq => o != Ordering::Equal,
+                    BinOp::Lt => o == Ordering::Less,
+                    BinOp::LtEq => o != Ordering::Greater,
+                    BinOp::Gt => o == Ordering::Greater,
+                    _ => o != Ordering::Less,
+                }),
+            })
+        }
+        BinOp::Concat => {
+            let (a, b) = (l.eval(cx)?, r.eval(cx)?);
+            Ok(match (a.to_text(), b.to_text()) {
+                (Some(a), Some(b)) => Value::Text(a + &b),
+                _ => Value::Null,
+            })
+        }
+        _ => arithmetic(op, l.eval(cx)?, r.eval(cx)?),
+    }
+}
+
+fn arithmetic(op: BinOp, a: Value, b: Value) -> SqlResult<Value> {
+    if a.is_null() || b.is_null() {
+        return Ok(Value::Null);
+    }
+    let ty = numeric_result(value_type(&a), value_type(&b)).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "operator does not exist: {} {} {}",
+                value_type(&a).map(|t| t.pg_name()).unwrap_or("unknown"),
+                symbol(op),
+                value_type(&b).map(|t| t.pg_name()).unwrap_or("unknown")
+            ),
+        )
+    })?;
+    let (a, b) = (a.cast_to(&ty)?, b.cast_to(&ty)?);
+    let div0 = || SqlError::new(sqlstate::DIVISION_BY_ZERO, "division by zero");
+    let out_of_range = |name: &str| {
+        SqlError::new(
+            sqlstate::NUMERIC_VALUE_OUT_OF_RANGE,
+            format!("{name} out of range"),
+        )
+    };
+    macro_rules! int_op {
+        ($x:expr, $y:expr, $ctor:path, $name:expr) => {{
+            let (x, y) = ($x, $y);
+            let r = match op {
+                BinOp::Plus => x.checked_add(y),
+                BinOp::Minus => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => {
+                    if y == 0 {
+                        return Err(div0());
+                    }
+                    x.checked_div(y)
+                }
+                _ => {
+                    if y == 0 {
+                        return Err(div0());
+                    }
+                    x.checked_rem(y)
+                }
+            };
+            $ctor(r.ok_or_else(|| out_of_range($name))?)
+        }};
+    }
+    Ok(match (a, b) {
+        (Value::Int2(x), Value::Int2(y)) => int_op!(x, y, Value::Int2, "smallint"),
+        (Value::Int4(x), Value::Int4(y)) => int_op!(x, y, Value::Int4, "integer"),
+        (Value::Int8(x), Value::Int8(y)) => int_op!(x, y, Value::Int8, "bigint"),
+        (Value::Numeric(x), Value::Numeric(y)) => {
+            let r: Option<Decimal> = match op {
+                BinOp::Plus => x.checked_add(y),
+                BinOp::Minus => x.checked_sub(y),
+                BinOp::Mul => x.checked_mul(y),
+                BinOp::Div => {
+                    if y.is_zero() {
+                        return Err(div0());
+                    }
+                    x.checked_div(y)
+                }
+                _ => {
+                    if y.is_zero() {
+                        return Err(div0());
+                    }
+                    x.checked_rem(y)
+                }
+            };
+            Value::Numeric(r.ok_or_else(|| out_of_range("numeric"))?)
+        }
+        (Value::Float4(x), Value::Float4(y)) => {
+            Value::Float4(float_op(op, x as f64, y as f64)? as f32)
+        }
+        (Value::Float8(x), Value::Float8(y)) => Value::Float8(float_op(op, x, y)?),
+        _ => return Err(SqlError::internal("arithmetic on mismatched values")),
+    })
+}
+
+fn float_op(op: BinOp, x: f64, y: f64) -> SqlResult<f64> {
+    Ok(match op {
+        BinOp::Plus => x + y,
+        BinOp::Minus => x - y,
+        BinOp::Mul => x * y,
+        BinOp::Div => {
+            if y == 0.0 {
+                return Err(SqlError::new(
+                    sqlstate::DIVISION_BY_ZERO,
+                    "division by zero",
+                ));
+            }
+            x / y
+        }
+        _ => x % y,
+    })
+}
+
+fn symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Plus => "+",
+        BinOp::Minus => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        _ => "?",
+    }
+}
+
+/// SQL LIKE with `%` and `_` and backslash escapes.
+pub fn like(s: &str, p: &str) -> bool {
+    let s: Vec<char> = s.chars().collect();
+    let p: Vec<char> = p.chars().collect();
+    fn go(s: &[char], p: &[char]) -> bool {
+        match p.first() {
+            None => s.is_empty(),
+            Some('%') => (0..=s.len()).any(|i| go(&s[i..], &p[1..])),
+            Some('_') => !s.is_empty() && go(&s[1..], &p[1..]),
+            Some('\\') if p.len() > 1 => s.first() == Some(&p[1]) && go(&s[1..], &p[2..]),
+            Some(c) => s.first() == Some(c) && go(&s[1..], &p[1..]),
+        }
+    }
+    go(&s, &p)
+}
+
+fn func(f: Func, args: &[Expr], cx: &EvalCtx<'_>) -> SqlResult<Value> {
+    let mut vals = Vec::with_capacity(args.len());
+    for a in args {
+        vals.push(a.eval(cx)?);
+    }
+    let arity = |n: usize| -> SqlResult<()> {
+        if vals.len() == n {
+            Ok(())
+        } else {
+            Err(SqlError::new(
+                sqlstate::UNDEFINED_FUNCTION,
+                format!(
+                    "function {f:?} with {} arguments does not exist",
+                    vals.len()
+                )
+                .to_lowercase(),
+            ))
+        }
+    };
+    let text_fn = |v: &Value, g: fn(&str) -> Value| -> Value {
+        match v.to_text() {
+            Some(s) => g(&s),
+            None => Value::Null,
+        }
+    };
+    Ok(match f {
+        Func::Now => Value::TimestampTz(cx.env.statement_time()),
+        Func::GenRandomUuid => Value::Uuid(uuid::Uuid::new_v4()),
+        Func::Lower => {
+            arity(1)?;
+            text_fn(&vals[0], |s| Value::Text(s.to_lowercase()))
+        }
+        Func::Upper => {
+            arity(1)?;
+            text_fn(&vals[0], |s| Value::Text(s.to_uppercase()))
+        }
+        Func::Length => {
+            arity(1)?;
+            text_fn(&vals[0], |s| Value::Int4(s.chars().count() as i32))
+        }
+        Func::Coalesce => vals
+            .into_iter()
+            .find(|v| !v.is_null())
+            .unwrap_or(Value::Null),
+        Func::Abs => {
+            arity(1)?;
+            match &vals[0] {
+                Value::Null => Value::Null,
+                v if v.sql_cmp(&Value::Int4(0)) == Some(Ordering::Less) => negate(v)?,
+                v => v.clone(),
+            }
+        }
+        Func::Version => Value::Text(crate::VERSION_STRING.to_owned()),
+        Func::CurrentSchema => Value::Text("public".into()),
+        Func::CurrentDatabase => Value::Text(cx.env.database()),
+        Func::CurrentUser => Value::Text(cx.env.user()),
+        Func::PgBackendPid => Value::Int4(std::process::id() as i32),
+        Func::CurrentSetting => {
+            let name = vals.first().and_then(|v| v.to_text()).unwrap_or_default();
+            match cx.env.setting(&name) {
+                Some(s) => Value::Text(s),
+                None => {
+                    return Err(SqlError::new(
+                        sqlstate::UNRECOGNIZED_PARAMETER,
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    ))
+                }
+            }
+        }
+        // set_config and pg_sleep act on the session / the clock; the engine
+        // handles them before evaluation reaches here.
+        Func::SetConfig | Func::PgSleep => {
+            vals.get(1).cloned().unwrap_or(Value::Text(String::new()))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::like;
+
+    #[test]
+    fn like_patterns() {
+        assert!(like("hello", "h%"));
+        assert!(like("hello", "%llo"));
+        assert!(like("hello", "h_llo"));
+        assert!(!like("hello", "h_lo"));
+        assert!(like("50%", "50\\%"));
+        assert!(!like("50x", "50\\%"));
+        assert!(like("", "%"));
+    }
+}
