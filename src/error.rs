@@ -64,6 +64,8 @@ pub struct SqlError {
     pub column: Option<String>,
     pub constraint: Option<String>,
     pub datatype: Option<String>,
+    /// 1-based character position in the query text (syntax errors).
+    pub position: Option<u32>,
 }
 
 pub type SqlResult<T> = Result<T, SqlError>;
@@ -100,6 +102,11 @@ impl SqlError {
 
     pub fn with_constraint(mut self, constraint: impl Into<String>) -> Self {
         self.constraint = Some(constraint.into());
+        self
+    }
+
+    pub fn with_position(mut self, position: u32) -> Self {
+        self.position = Some(position);
         self
     }
 

@@ -1,0 +1,15 @@
+CREATE TABLE memberships (org integer, member integer, role text NOT NULL, seat integer, badge text, PRIMARY KEY (org, member), UNIQUE (org, seat), CONSTRAINT badge_per_org UNIQUE (org, badge));
+INSERT INTO memberships VALUES (1, 1, 'owner', 1, 'A');
+INSERT INTO memberships VALUES (1, 1, 'dup', 2, 'B');
+INSERT INTO memberships VALUES (1, 2, 'member', 1, 'C');
+INSERT INTO memberships VALUES (2, 2, 'member', 1, 'A');
+INSERT INTO memberships VALUES (1, 3, 'member', 3, 'A');
+INSERT INTO memberships VALUES (1, 4, 'member', NULL, NULL), (1, 5, 'member', NULL, NULL);
+UPDATE memberships SET seat = 1 WHERE org = 1 AND member = 4;
+UPDATE memberships SET badge = 'Z', seat = 9 WHERE org = 1 AND member = 4 RETURNING *;
+SELECT org, member, seat, badge FROM memberships ORDER BY org, member;
+SELECT member FROM memberships WHERE org = 1 AND seat = 9;
+DELETE FROM memberships WHERE org = 1 AND member = 1;
+INSERT INTO memberships VALUES (1, 6, 'member', 1, 'A');
+SELECT org, member, seat, badge FROM memberships ORDER BY org DESC, member DESC;
+DROP TABLE memberships;

@@ -1,0 +1,9 @@
+CREATE TABLE slots (id integer PRIMARY KEY, room text, day date, UNIQUE NULLS NOT DISTINCT (room, day));
+INSERT INTO slots VALUES (1, 'a', '2024-01-01');
+INSERT INTO slots VALUES (2, 'a', NULL);
+INSERT INTO slots VALUES (3, 'a', NULL);
+INSERT INTO slots VALUES (4, NULL, NULL);
+INSERT INTO slots VALUES (5, NULL, NULL);
+INSERT INTO slots VALUES (6, 'a', '2024-01-01');
+SELECT * FROM slots ORDER BY id;
+DROP TABLE slots;

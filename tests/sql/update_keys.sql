@@ -1,0 +1,17 @@
+CREATE TABLE people (id integer PRIMARY KEY, ssn text UNIQUE, nick text UNIQUE);
+INSERT INTO people VALUES (1, 's1', 'n1'), (2, 's2', 'n2'), (3, 's3', NULL);
+UPDATE people SET ssn = 's2' WHERE id = 1;
+UPDATE people SET ssn = 's9', nick = 'n2' WHERE id = 1;
+SELECT * FROM people ORDER BY id;
+UPDATE people SET ssn = 's1x' WHERE ssn = 's1';
+UPDATE people SET nick = 'n1' WHERE id = 3;
+UPDATE people SET nick = NULL WHERE id = 1;
+UPDATE people SET nick = 'n1' WHERE id = 3;
+UPDATE people SET id = 10 WHERE id = 2;
+UPDATE people SET id = 3 WHERE id = 10;
+SELECT * FROM people ORDER BY id;
+UPDATE people SET nick = 'same' WHERE id > 100;
+DELETE FROM people WHERE id = 10;
+INSERT INTO people VALUES (2, 's2', 'n2');
+SELECT * FROM people ORDER BY id;
+DROP TABLE people;
