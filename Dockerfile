@@ -1,0 +1,16 @@
+# Build a release binary, then run it from a slim image with a config file.
+FROM rust:1.90-bookworm AS build
+WORKDIR /src
+COPY Cargo.toml Cargo.lock ./
+COPY src ./src
+RUN cargo build --release --locked --bin keyclaim
+
+FROM debian:bookworm-slim
+RUN useradd --system --uid 10001 keyclaim
+COPY --from=build /src/target/release/keyclaim /usr/local/bin/keyclaim
+COPY config.toml /etc/keyclaim/config.toml
+USER keyclaim
+EXPOSE 5433
+# Listen on all interfaces inside the container; publish the port to choose who reaches it.
+ENV KEYCLAIM_LISTEN=0.0.0.0:5433
+ENTRYPOINT ["keyclaim", "--config", "/etc/keyclaim/config.toml"]
