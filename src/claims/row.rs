@@ -176,6 +176,9 @@ pub async fn update_row(
     mut compute: impl FnMut(&RowRecord) -> Result<Option<Vec<Value>>, SqlError>,
 ) -> Result<Option<WriteOutcome>, WriteError> {
     loop {
+        if Instant::now() >= w.deadline {
+            return Err(WriteError::Sql(super::resolve::lock_timeout()));
+        }
         let current = match observed.take() {
             Some(r) => r,
             None => read(w, pk).await?,
@@ -248,6 +251,9 @@ pub async fn delete_row(
     mut qualifies: impl FnMut(&RowRecord) -> Result<bool, SqlError>,
 ) -> Result<Option<WriteOutcome>, WriteError> {
     loop {
+        if Instant::now() >= w.deadline {
+            return Err(WriteError::Sql(super::resolve::lock_timeout()));
+        }
         let current = match observed.take() {
             Some(r) => r,
             None => read(w, pk).await?,
