@@ -2,15 +2,20 @@
 //! keyclaim stores, binary wire formats, comparisons, assignment casts, and
 //! the canonical key bytes the claim protocol hashes uniqueness on.
 
-use std::cmp::Ordering;
+// SqlError is ~200 bytes; every fallible function here returns it.
+#![allow(clippy::result_large_err)]
 
-use bytes::BytesMut;
-use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
-use rust_decimal::Decimal;
+use std::cmp::Ordering;
+use std::fmt::Write as _;
+
+use bytes::{BufMut, BytesMut};
+use chrono::{DateTime, Datelike, Duration, NaiveDate, NaiveDateTime, NaiveTime, Timelike, Utc};
+use rust_decimal::prelude::ToPrimitive;
+use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::error::{SqlError, SqlResult};
+use crate::error::{sqlstate, SqlError, SqlResult};
 
 /// A column type as declared in DDL.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -60,72 +65,2680 @@ pub enum Value {
 
 // The functions below are the contract the rest of the crate uses. Their
 // bodies live in this file; see the unit tests at the bottom.
-#[allow(unused_variables)]
 impl SqlType {
     /// From a sqlparser DataType; unsupported types answer 0A000 with a hint
     /// listing the supported ones.
     pub fn from_ast(dt: &sqlparser::ast::DataType) -> SqlResult<SqlType> {
-        todo!()
+        use sqlparser::ast::{DataType as D, TimezoneInfo};
+        let ty = match dt {
+            D::SmallInt(None) | D::Int2(None) => SqlType::Int2,
+            D::Int(None) | D::Integer(None) | D::Int4(None) => SqlType::Int4,
+            D::BigInt(None) | D::Int8(None) => SqlType::Int8,
+            D::SmallInt(Some(_)) | D::Int(Some(_)) | D::Integer(Some(_)) | D::BigInt(Some(_)) => {
+                return Err(SqlError::syntax("syntax error at or near \"(\""));
+            }
+            D::Int2(Some(_)) => return Err(no_typmod("int2")),
+            D::Int4(Some(_)) => return Err(no_typmod("int4")),
+            D::Int8(Some(_)) => return Err(no_typmod("int8")),
+            D::Bool | D::Boolean => SqlType::Bool,
+            D::Text => SqlType::Text,
+            D::Varchar(len) | D::CharacterVarying(len) | D::CharVarying(len) => {
+                SqlType::Varchar(ast_char_length(dt, len, "varchar")?)
+            }
+            D::Char(len) | D::Character(len) => SqlType::Char(ast_char_length(dt, len, "char")?),
+            D::Uuid => SqlType::Uuid,
+            D::Date => SqlType::Date,
+            // The precision of timestamp(p) is accepted and ignored: values keep microseconds.
+            D::Timestamp(_, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
+                SqlType::Timestamp
+            }
+            D::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => SqlType::TimestampTz,
+            D::Real | D::Float4 => SqlType::Float4,
+            D::DoublePrecision | D::Float8 => SqlType::Float8,
+            D::Float(info) => float_precision(info)?,
+            D::Numeric(info) | D::Decimal(info) | D::Dec(info) => {
+                check_numeric_typmod(info)?;
+                SqlType::Numeric
+            }
+            D::Bytea => SqlType::Bytea,
+            D::JSON => SqlType::Json,
+            D::JSONB => SqlType::Jsonb,
+            D::Custom(name, modifiers) => custom_type(dt, name, modifiers)?,
+            _ => return Err(unsupported_type(&dt.to_string())),
+        };
+        Ok(ty)
     }
+
     /// The PostgreSQL type (OID) for RowDescription / ParameterDescription.
     pub fn pg_type(&self) -> postgres_types::Type {
-        todo!()
+        use postgres_types::Type;
+        match self {
+            SqlType::Bool => Type::BOOL,
+            SqlType::Int2 => Type::INT2,
+            SqlType::Int4 => Type::INT4,
+            SqlType::Int8 => Type::INT8,
+            SqlType::Float4 => Type::FLOAT4,
+            SqlType::Float8 => Type::FLOAT8,
+            SqlType::Numeric => Type::NUMERIC,
+            SqlType::Text => Type::TEXT,
+            SqlType::Varchar(_) => Type::VARCHAR,
+            SqlType::Char(_) => Type::BPCHAR,
+            SqlType::Bytea => Type::BYTEA,
+            SqlType::Uuid => Type::UUID,
+            SqlType::Date => Type::DATE,
+            SqlType::Timestamp => Type::TIMESTAMP,
+            SqlType::TimestampTz => Type::TIMESTAMPTZ,
+            SqlType::Json => Type::JSON,
+            SqlType::Jsonb => Type::JSONB,
+        }
     }
+
     /// From a client-sent parameter type OID (Parse message); None if not one of ours.
     pub fn from_pg_type(ty: &postgres_types::Type) -> Option<SqlType> {
-        todo!()
+        use postgres_types::Type;
+        let t = match *ty {
+            Type::BOOL => SqlType::Bool,
+            Type::INT2 => SqlType::Int2,
+            Type::INT4 => SqlType::Int4,
+            Type::INT8 => SqlType::Int8,
+            Type::FLOAT4 => SqlType::Float4,
+            Type::FLOAT8 => SqlType::Float8,
+            Type::NUMERIC => SqlType::Numeric,
+            Type::TEXT => SqlType::Text,
+            Type::VARCHAR => SqlType::Varchar(None),
+            Type::BPCHAR => SqlType::Char(None),
+            Type::BYTEA => SqlType::Bytea,
+            Type::UUID => SqlType::Uuid,
+            Type::DATE => SqlType::Date,
+            Type::TIMESTAMP => SqlType::Timestamp,
+            Type::TIMESTAMPTZ => SqlType::TimestampTz,
+            Type::JSON => SqlType::Json,
+            Type::JSONB => SqlType::Jsonb,
+            _ => return None,
+        };
+        Some(t)
     }
+
     /// Name as PostgreSQL prints it in messages: "integer", "character varying", "timestamp without time zone", ...
     pub fn pg_name(&self) -> &'static str {
-        todo!()
+        match self {
+            SqlType::Bool => "boolean",
+            SqlType::Int2 => "smallint",
+            SqlType::Int4 => "integer",
+            SqlType::Int8 => "bigint",
+            SqlType::Float4 => "real",
+            SqlType::Float8 => "double precision",
+            SqlType::Numeric => "numeric",
+            SqlType::Text => "text",
+            SqlType::Varchar(_) => "character varying",
+            SqlType::Char(_) => "character",
+            SqlType::Bytea => "bytea",
+            SqlType::Uuid => "uuid",
+            SqlType::Date => "date",
+            SqlType::Timestamp => "timestamp without time zone",
+            SqlType::TimestampTz => "timestamp with time zone",
+            SqlType::Json => "json",
+            SqlType::Jsonb => "jsonb",
+        }
     }
+
     /// pg_attribute.atttypmod for RowDescription (-1 when none).
     pub fn type_modifier(&self) -> i32 {
-        todo!()
+        match self {
+            SqlType::Varchar(Some(n)) => (*n as i32).saturating_add(4),
+            SqlType::Char(n) => (n.unwrap_or(1) as i32).saturating_add(4),
+            _ => -1,
+        }
     }
 }
 
-#[allow(unused_variables)]
+const SUPPORTED_TYPES_HINT: &str = "supported types: smallint, integer, bigint, boolean, text, varchar(n), char(n), uuid, timestamp, timestamptz, date, real, double precision, numeric, bytea, json, jsonb";
+
+/// PostgreSQL's MaxAttrSize-derived limit for varchar(n) / char(n).
+const MAX_CHAR_LENGTH: u64 = 10_485_760;
+
+fn unsupported_type(name: &str) -> SqlError {
+    SqlError::unsupported(
+        format!("type {name} is not supported"),
+        SUPPORTED_TYPES_HINT,
+    )
+}
+
+fn no_typmod(name: &str) -> SqlError {
+    SqlError::syntax(format!("type modifier is not allowed for type \"{name}\""))
+}
+
+fn check_char_length(length: u64, pg_name: &str) -> SqlResult<u32> {
+    if length < 1 {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("length for type {pg_name} must be at least 1"),
+        ));
+    }
+    if length > MAX_CHAR_LENGTH {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("length for type {pg_name} cannot exceed {MAX_CHAR_LENGTH}"),
+        ));
+    }
+    Ok(length as u32)
+}
+
+fn ast_char_length(
+    dt: &sqlparser::ast::DataType,
+    len: &Option<sqlparser::ast::CharacterLength>,
+    pg_name: &str,
+) -> SqlResult<Option<u32>> {
+    use sqlparser::ast::CharacterLength;
+    match len {
+        None => Ok(None),
+        Some(CharacterLength::IntegerLength { length, unit: None }) => {
+            check_char_length(*length, pg_name).map(Some)
+        }
+        Some(_) => Err(unsupported_type(&dt.to_string())),
+    }
+}
+
+fn float_precision(info: &sqlparser::ast::ExactNumberInfo) -> SqlResult<SqlType> {
+    use sqlparser::ast::ExactNumberInfo;
+    match info {
+        ExactNumberInfo::None => Ok(SqlType::Float8),
+        ExactNumberInfo::Precision(p) => match *p {
+            0 => Err(SqlError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "precision for type float must be at least 1 bit",
+            )),
+            1..=24 => Ok(SqlType::Float4),
+            25..=53 => Ok(SqlType::Float8),
+            _ => Err(SqlError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "precision for type float must be less than 54 bits",
+            )),
+        },
+        ExactNumberInfo::PrecisionAndScale(..) => {
+            Err(SqlError::syntax("syntax error at or near \",\""))
+        }
+    }
+}
+
+fn check_numeric_precision_scale(precision: Option<i64>, scale: Option<i64>) -> SqlResult<()> {
+    if let Some(p) = precision {
+        if !(1..=1000).contains(&p) {
+            return Err(SqlError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("NUMERIC precision {p} must be between 1 and 1000"),
+            ));
+        }
+    }
+    if let Some(s) = scale {
+        if !(-1000..=1000).contains(&s) {
+            return Err(SqlError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                format!("NUMERIC scale {s} must be between -1000 and 1000"),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn check_numeric_typmod(info: &sqlparser::ast::ExactNumberInfo) -> SqlResult<()> {
+    use sqlparser::ast::ExactNumberInfo;
+    match info {
+        ExactNumberInfo::None => Ok(()),
+        ExactNumberInfo::Precision(p) => {
+            check_numeric_precision_scale(Some(i64::try_from(*p).unwrap_or(i64::MAX)), None)
+        }
+        ExactNumberInfo::PrecisionAndScale(p, s) => {
+            check_numeric_precision_scale(Some(i64::try_from(*p).unwrap_or(i64::MAX)), Some(*s))
+        }
+    }
+}
+
+/// Types sqlparser does not know as keywords arrive as `Custom`: PostgreSQL's
+/// internal names (`bpchar(n)`, `"int4"`, ...) and everything unsupported.
+fn custom_type(
+    dt: &sqlparser::ast::DataType,
+    name: &sqlparser::ast::ObjectName,
+    modifiers: &[String],
+) -> SqlResult<SqlType> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .filter_map(|p| p.as_ident().map(|i| i.value.to_ascii_lowercase()))
+        .collect();
+    let base = match parts.as_slice() {
+        [one] => one.as_str(),
+        [schema, one] if schema == "pg_catalog" => one.as_str(),
+        _ => return Err(unsupported_type(&dt.to_string())),
+    };
+    let mut mods = Vec::with_capacity(modifiers.len());
+    for m in modifiers {
+        match m.trim().parse::<i64>() {
+            Ok(v) => mods.push(v),
+            Err(_) => {
+                return Err(SqlError::syntax(
+                    "type modifiers must be simple constants or identifiers",
+                ))
+            }
+        }
+    }
+    let plain = |ty: SqlType| {
+        if mods.is_empty() {
+            Ok(ty)
+        } else {
+            Err(no_typmod(base))
+        }
+    };
+    let length = |pg_name: &str| -> SqlResult<Option<u32>> {
+        match mods.as_slice() {
+            [] => Ok(None),
+            [n] => check_char_length(u64::try_from(*n).unwrap_or(0), pg_name).map(Some),
+            _ => Err(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                format!("invalid type modifier for type {pg_name}"),
+            )),
+        }
+    };
+    match base {
+        "int2" => plain(SqlType::Int2),
+        "int4" => plain(SqlType::Int4),
+        "int8" => plain(SqlType::Int8),
+        "bool" => plain(SqlType::Bool),
+        "float4" => plain(SqlType::Float4),
+        "float8" => plain(SqlType::Float8),
+        "text" => plain(SqlType::Text),
+        "uuid" => plain(SqlType::Uuid),
+        "date" => plain(SqlType::Date),
+        "bytea" => plain(SqlType::Bytea),
+        "json" => plain(SqlType::Json),
+        "jsonb" => plain(SqlType::Jsonb),
+        "timestamp" => Ok(SqlType::Timestamp),
+        "timestamptz" => Ok(SqlType::TimestampTz),
+        "varchar" => length("varchar").map(SqlType::Varchar),
+        "bpchar" => match length("char")? {
+            Some(n) => Ok(SqlType::Char(Some(n))),
+            // PostgreSQL's bare bpchar is blank-trimmed text of any length,
+            // which char(n) cannot represent.
+            None => Err(unsupported_type("bpchar without a length")),
+        },
+        "numeric" | "decimal" => {
+            match mods.as_slice() {
+                [] => {}
+                [p] => check_numeric_precision_scale(Some(*p), None)?,
+                [p, s] => check_numeric_precision_scale(Some(*p), Some(*s))?,
+                _ => {
+                    return Err(SqlError::new(
+                        sqlstate::INVALID_PARAMETER_VALUE,
+                        "invalid NUMERIC type modifier",
+                    ))
+                }
+            }
+            Ok(SqlType::Numeric)
+        }
+        _ => Err(unsupported_type(&dt.to_string())),
+    }
+}
+
 impl Value {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }
+
     /// PostgreSQL's input function for `ty` (what a text-format parameter or a
     /// quoted literal goes through). Errors: 22P02 / 22007 / 22003 / 22008 with
     /// PostgreSQL's exact message (e.g. `invalid input syntax for type integer: "x"`).
     pub fn parse_text(ty: &SqlType, s: &str) -> SqlResult<Value> {
-        todo!()
+        if s.contains('\0') {
+            // What PostgreSQL's encoding check says before any input function runs.
+            return Err(invalid_utf8(&[0]));
+        }
+        match ty {
+            SqlType::Bool => parse_bool(s).map(Value::Bool),
+            SqlType::Int2 => parse_int(s, "smallint", i16::MIN as i64, i16::MAX as i64)
+                .map(|v| Value::Int2(v as i16)),
+            SqlType::Int4 => parse_int(s, "integer", i32::MIN as i64, i32::MAX as i64)
+                .map(|v| Value::Int4(v as i32)),
+            SqlType::Int8 => parse_int(s, "bigint", i64::MIN, i64::MAX).map(Value::Int8),
+            SqlType::Float4 => parse_float4(s).map(Value::Float4),
+            SqlType::Float8 => parse_float8(s).map(Value::Float8),
+            SqlType::Numeric => parse_numeric(s).map(Value::Numeric),
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => Ok(Value::Text(s.to_owned())),
+            SqlType::Bytea => parse_bytea(s).map(Value::Bytea),
+            SqlType::Uuid => parse_uuid(s).map(Value::Uuid),
+            SqlType::Date => parse_date(s).map(Value::Date),
+            SqlType::Timestamp => parse_timestamp(s).map(Value::Timestamp),
+            SqlType::TimestampTz => parse_timestamptz(s).map(Value::TimestampTz),
+            SqlType::Json => {
+                json::parse(s, false)?;
+                Ok(Value::Json(s.to_owned()))
+            }
+            SqlType::Jsonb => {
+                let node = json::parse(s, true)?;
+                Ok(Value::Json(json::to_text(&node, false)))
+            }
+        }
     }
+
     /// Decode a binary-format parameter of type `ty`.
     pub fn decode_binary(ty: &SqlType, bytes: &[u8]) -> SqlResult<Value> {
-        todo!()
+        use postgres_types::{FromSql, Type};
+        fn get<'a, T: FromSql<'a>>(ty: &Type, bytes: &'a [u8]) -> SqlResult<T> {
+            T::from_sql(ty, bytes).map_err(|_| bad_binary())
+        }
+        let v = match ty {
+            SqlType::Bool => Value::Bool(get(&Type::BOOL, bytes)?),
+            SqlType::Int2 => Value::Int2(get(&Type::INT2, bytes)?),
+            SqlType::Int4 => Value::Int4(get(&Type::INT4, bytes)?),
+            SqlType::Int8 => Value::Int8(get(&Type::INT8, bytes)?),
+            SqlType::Float4 => Value::Float4(get(&Type::FLOAT4, bytes)?),
+            SqlType::Float8 => Value::Float8(get(&Type::FLOAT8, bytes)?),
+            SqlType::Numeric => Value::Numeric(decode_numeric_binary(bytes)?),
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
+                Value::Text(utf8_text(bytes)?.to_owned())
+            }
+            SqlType::Bytea => Value::Bytea(bytes.to_vec()),
+            SqlType::Uuid => Value::Uuid(get(&Type::UUID, bytes)?),
+            SqlType::Date => Value::Date(get(&Type::DATE, bytes)?),
+            SqlType::Timestamp => Value::Timestamp(get(&Type::TIMESTAMP, bytes)?),
+            SqlType::TimestampTz => Value::TimestampTz(get(&Type::TIMESTAMPTZ, bytes)?),
+            SqlType::Json => Value::parse_text(ty, utf8_text(bytes)?)?,
+            SqlType::Jsonb => match bytes.split_first() {
+                Some((1, rest)) => Value::parse_text(ty, utf8_text(rest)?)?,
+                Some((version, _)) => {
+                    return Err(SqlError::new(
+                        INVALID_BINARY_REPRESENTATION,
+                        format!("unsupported jsonb version number {version}"),
+                    ))
+                }
+                None => return Err(bad_binary()),
+            },
+        };
+        Ok(v)
     }
+
     /// PostgreSQL's output function (text format); None for NULL.
     pub fn to_text(&self) -> Option<String> {
-        todo!()
+        let s = match self {
+            Value::Null => return None,
+            Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
+            Value::Int2(v) => v.to_string(),
+            Value::Int4(v) => v.to_string(),
+            Value::Int8(v) => v.to_string(),
+            Value::Float4(v) => float_text(*v as f64, &format!("{v:e}"), 6),
+            Value::Float8(v) => float_text(*v, &format!("{v:e}"), 15),
+            Value::Numeric(d) => numeric_text(d),
+            Value::Text(s) => s.clone(),
+            Value::Bytea(b) => {
+                let mut s = String::with_capacity(2 + 2 * b.len());
+                s.push_str("\\x");
+                for byte in b {
+                    let _ = write!(s, "{byte:02x}");
+                }
+                s
+            }
+            Value::Uuid(u) => u.hyphenated().to_string(),
+            Value::Date(d) => {
+                let (mut s, bc) = date_text(*d);
+                if bc {
+                    s.push_str(" BC");
+                }
+                s
+            }
+            Value::Timestamp(ts) => timestamp_text(ts, false),
+            Value::TimestampTz(ts) => timestamp_text(&ts.naive_utc(), true),
+            Value::Json(s) => s.clone(),
+        };
+        Some(s)
     }
+
     /// Binary wire format for the given column type; false for NULL.
     pub fn encode_binary(&self, ty: &SqlType, out: &mut BytesMut) -> SqlResult<bool> {
-        todo!()
+        use postgres_types::{ToSql, Type};
+        if self.is_null() {
+            return Ok(false);
+        }
+        let cast;
+        let v = if self.fits(ty) {
+            self
+        } else {
+            cast = self.cast_to(ty)?;
+            &cast
+        };
+        fn put<T: ToSql>(v: &T, ty: &Type, out: &mut BytesMut) -> SqlResult<bool> {
+            v.to_sql(ty, out)
+                .map(|_| true)
+                .map_err(|e| SqlError::internal(format!("cannot encode {ty} value: {e}")))
+        }
+        match v {
+            Value::Null => Ok(false),
+            Value::Bool(b) => put(b, &Type::BOOL, out),
+            Value::Int2(i) => put(i, &Type::INT2, out),
+            Value::Int4(i) => put(i, &Type::INT4, out),
+            Value::Int8(i) => put(i, &Type::INT8, out),
+            Value::Float4(f) => put(f, &Type::FLOAT4, out),
+            Value::Float8(f) => put(f, &Type::FLOAT8, out),
+            Value::Numeric(d) => {
+                encode_numeric_binary(d, out);
+                Ok(true)
+            }
+            Value::Text(s) => put(&s.as_str(), &ty.pg_type(), out),
+            Value::Bytea(b) => put(&b.as_slice(), &Type::BYTEA, out),
+            Value::Uuid(u) => put(u, &Type::UUID, out),
+            Value::Date(d) => put(d, &Type::DATE, out),
+            Value::Timestamp(ts) => put(ts, &Type::TIMESTAMP, out),
+            Value::TimestampTz(ts) => put(ts, &Type::TIMESTAMPTZ, out),
+            Value::Json(s) => {
+                if *ty == SqlType::Jsonb {
+                    out.put_u8(1);
+                }
+                out.extend_from_slice(s.as_bytes());
+                Ok(true)
+            }
+        }
     }
+
     /// Assignment cast into a column of type `ty`, as PostgreSQL does on
     /// INSERT/UPDATE: integer range (22003 "smallint out of range"),
     /// varchar(n) length (22001 `value too long for type character varying(3)`),
     /// char(n) padding, text -> any type through `parse_text`, numeric
     /// widening, int <-> float <-> numeric.
     pub fn cast_to(&self, ty: &SqlType) -> SqlResult<Value> {
-        todo!()
+        use SqlType as T;
+        use Value as V;
+        let v = match (self, ty) {
+            (V::Null, _) => V::Null,
+
+            // Into the string types: length coercion, or I/O conversion first.
+            (V::Text(s), T::Text | T::Varchar(_) | T::Char(_)) => coerce_string(s, ty)?,
+            (V::Text(s), _) => Value::parse_text(ty, s)?,
+            (V::Bool(b), T::Text | T::Varchar(_) | T::Char(_)) => {
+                coerce_string(if *b { "true" } else { "false" }, ty)?
+            }
+            (other, T::Text | T::Varchar(_) | T::Char(_)) => {
+                let text = other.to_text().unwrap_or_default();
+                coerce_string(&text, ty)?
+            }
+
+            // Integers, floats and numeric.
+            (V::Int2(_) | V::Int4(_) | V::Int8(_), _) if ty.is_numeric() => {
+                let i = self.as_i64().unwrap_or_default();
+                match ty {
+                    T::Int2 | T::Int4 | T::Int8 => int_to(i, ty)?,
+                    T::Float4 => V::Float4(i as f32),
+                    T::Float8 => V::Float8(i as f64),
+                    _ => V::Numeric(Decimal::from(i)),
+                }
+            }
+            (V::Float4(f), T::Float4) => V::Float4(*f),
+            (V::Float4(f), T::Float8) => V::Float8(*f as f64),
+            (V::Float8(f), T::Float8) => V::Float8(*f),
+            (V::Float8(f), T::Float4) => V::Float4(float8_to_float4(*f)?),
+            (V::Float4(f), T::Int2 | T::Int4 | T::Int8) => float_to_int(*f as f64, ty)?,
+            (V::Float8(f), T::Int2 | T::Int4 | T::Int8) => float_to_int(*f, ty)?,
+            (V::Float4(f), T::Numeric) => V::Numeric(float_to_numeric(*f as f64, 6)?),
+            (V::Float8(f), T::Numeric) => V::Numeric(float_to_numeric(*f, 15)?),
+            (V::Numeric(d), T::Numeric) => V::Numeric(*d),
+            (V::Numeric(d), T::Float4) => V::Float4(numeric_text(d).parse().unwrap_or(f32::NAN)),
+            (V::Numeric(d), T::Float8) => V::Float8(numeric_text(d).parse().unwrap_or(f64::NAN)),
+            (V::Numeric(d), T::Int2 | T::Int4 | T::Int8) => {
+                let rounded = d.round_dp_with_strategy(0, RoundingStrategy::MidpointAwayFromZero);
+                match rounded.to_i64() {
+                    Some(i) => int_to(i, ty)?,
+                    None => return Err(int_out_of_range(ty)),
+                }
+            }
+
+            // Same-type identities.
+            (V::Bool(b), T::Bool) => V::Bool(*b),
+            (V::Bytea(b), T::Bytea) => V::Bytea(b.clone()),
+            (V::Uuid(u), T::Uuid) => V::Uuid(*u),
+            (V::Json(s), T::Json) => V::Json(s.clone()),
+            (V::Json(s), T::Jsonb) => Value::parse_text(ty, s)?,
+
+            // Dates and timestamps (the session time zone is UTC).
+            (V::Date(d), T::Date) => V::Date(*d),
+            (V::Date(d), T::Timestamp) => V::Timestamp(d.and_time(NaiveTime::MIN)),
+            (V::Date(d), T::TimestampTz) => V::TimestampTz(d.and_time(NaiveTime::MIN).and_utc()),
+            (V::Timestamp(ts), T::Timestamp) => V::Timestamp(*ts),
+            (V::Timestamp(ts), T::TimestampTz) => V::TimestampTz(ts.and_utc()),
+            (V::Timestamp(ts), T::Date) => V::Date(ts.date()),
+            (V::TimestampTz(ts), T::TimestampTz) => V::TimestampTz(*ts),
+            (V::TimestampTz(ts), T::Timestamp) => V::Timestamp(ts.naive_utc()),
+            (V::TimestampTz(ts), T::Date) => V::Date(ts.naive_utc().date()),
+
+            (other, _) => {
+                return Err(SqlError::new(
+                    CANNOT_COERCE,
+                    format!("cannot cast type {} to {}", other.type_name(), ty.pg_name()),
+                ))
+            }
+        };
+        Ok(v)
     }
+
     /// SQL comparison; None when either side is NULL or the types cannot be compared.
     pub fn sql_cmp(&self, other: &Value) -> Option<Ordering> {
-        todo!()
+        use Value as V;
+        if let (Some(a), Some(b)) = (self.as_num(), other.as_num()) {
+            return Some(cmp_num(&a, &b));
+        }
+        if let (Some(a), Some(b)) = (self.as_instant(), other.as_instant()) {
+            return Some(a.cmp(&b));
+        }
+        match (self, other) {
+            (V::Bool(a), V::Bool(b)) => Some(a.cmp(b)),
+            (V::Text(a), V::Text(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
+            (V::Bytea(a), V::Bytea(b)) => Some(a.cmp(b)),
+            (V::Uuid(a), V::Uuid(b)) => Some(a.as_bytes().cmp(b.as_bytes())),
+            (V::Json(a), V::Json(b)) => {
+                let a = json::parse(a, true).ok()?;
+                let b = json::parse(b, true).ok()?;
+                Some(json::compare(&a, &b))
+            }
+            _ => None,
+        }
     }
+
     /// Canonical bytes following PostgreSQL equality: 1.0 = 1.00, -0.0 = 0.0,
     /// integers of any width equal when numerically equal, timestamps in
     /// microseconds, text byte-equal. Two values are equal under the unique
     /// constraint iff their key bytes are equal.
+    ///
+    /// Every encoding starts with a one-byte type tag. char(n) values are
+    /// stored blank-padded to n (see `cast_to`), so byte equality of the
+    /// padded text is PostgreSQL's blank-insensitive bpchar equality.
     pub fn key_bytes(&self, out: &mut Vec<u8>) {
-        todo!()
+        match self {
+            Value::Null => out.push(key_tag::NULL),
+            Value::Bool(b) => {
+                out.push(key_tag::BOOL);
+                out.push(*b as u8);
+            }
+            Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => {
+                out.push(key_tag::INT);
+                let i = self.as_i64().unwrap_or_default();
+                // Sign-flipped big endian: byte order follows numeric order.
+                out.extend_from_slice(&((i as u64) ^ (1 << 63)).to_be_bytes());
+            }
+            Value::Float4(f) => float_key(*f as f64, out),
+            Value::Float8(f) => float_key(*f, out),
+            Value::Numeric(d) => {
+                out.push(key_tag::NUMERIC);
+                out.extend_from_slice(&d.normalize().serialize());
+            }
+            Value::Text(s) => {
+                out.push(key_tag::TEXT);
+                out.extend_from_slice(s.as_bytes());
+            }
+            Value::Bytea(b) => {
+                out.push(key_tag::BYTEA);
+                out.extend_from_slice(b);
+            }
+            Value::Uuid(u) => {
+                out.push(key_tag::UUID);
+                out.extend_from_slice(u.as_bytes());
+            }
+            Value::Date(d) => {
+                out.push(key_tag::DATE);
+                out.extend_from_slice(&d.num_days_from_ce().to_be_bytes());
+            }
+            Value::Timestamp(ts) => {
+                out.push(key_tag::TIMESTAMP);
+                out.extend_from_slice(&ts.and_utc().timestamp_micros().to_be_bytes());
+            }
+            Value::TimestampTz(ts) => {
+                out.push(key_tag::TIMESTAMPTZ);
+                out.extend_from_slice(&ts.timestamp_micros().to_be_bytes());
+            }
+            Value::Json(s) => match json::parse(s, true) {
+                // jsonb equality: keys sorted and deduplicated, numbers by value.
+                Ok(node) => {
+                    out.push(key_tag::JSONB);
+                    out.extend_from_slice(json::to_text(&node, true).as_bytes());
+                }
+                // json text jsonb cannot hold (e.g. \u0000): compare verbatim.
+                Err(_) => {
+                    out.push(key_tag::JSON_TEXT);
+                    out.extend_from_slice(s.as_bytes());
+                }
+            },
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Private helpers.
+// ---------------------------------------------------------------------------
+
+/// SQLSTATEs used here that `error::sqlstate` does not name.
+const INVALID_BINARY_REPRESENTATION: &str = "22P03";
+const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
+const UNTRANSLATABLE_CHARACTER: &str = "22P05";
+const INVALID_TIME_ZONE_DISPLACEMENT_VALUE: &str = "22009";
+const CANNOT_COERCE: &str = "42846";
+const STATEMENT_TOO_COMPLEX: &str = "54001";
+
+mod key_tag {
+    pub const NULL: u8 = 0;
+    pub const BOOL: u8 = 1;
+    pub const INT: u8 = 2;
+    pub const FLOAT: u8 = 3;
+    pub const NUMERIC: u8 = 4;
+    pub const TEXT: u8 = 5;
+    pub const BYTEA: u8 = 6;
+    pub const UUID: u8 = 7;
+    pub const DATE: u8 = 8;
+    pub const TIMESTAMP: u8 = 9;
+    pub const TIMESTAMPTZ: u8 = 10;
+    pub const JSONB: u8 = 11;
+    pub const JSON_TEXT: u8 = 12;
+}
+
+impl SqlType {
+    fn is_numeric(&self) -> bool {
+        matches!(
+            self,
+            SqlType::Int2
+                | SqlType::Int4
+                | SqlType::Int8
+                | SqlType::Float4
+                | SqlType::Float8
+                | SqlType::Numeric
+        )
+    }
+}
+
+/// A number for cross-type comparison.
+enum Num {
+    I(i64),
+    F(f64),
+    D(Decimal),
+}
+
+impl Value {
+    /// True when the value already has the representation of a `ty` column.
+    fn fits(&self, ty: &SqlType) -> bool {
+        matches!(
+            (self, ty),
+            (Value::Bool(_), SqlType::Bool)
+                | (Value::Int2(_), SqlType::Int2)
+                | (Value::Int4(_), SqlType::Int4)
+                | (Value::Int8(_), SqlType::Int8)
+                | (Value::Float4(_), SqlType::Float4)
+                | (Value::Float8(_), SqlType::Float8)
+                | (Value::Numeric(_), SqlType::Numeric)
+                | (
+                    Value::Text(_),
+                    SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)
+                )
+                | (Value::Bytea(_), SqlType::Bytea)
+                | (Value::Uuid(_), SqlType::Uuid)
+                | (Value::Date(_), SqlType::Date)
+                | (Value::Timestamp(_), SqlType::Timestamp)
+                | (Value::TimestampTz(_), SqlType::TimestampTz)
+                | (Value::Json(_), SqlType::Json | SqlType::Jsonb)
+        )
+    }
+
+    /// PostgreSQL's name for the value's type, for cast errors.
+    fn type_name(&self) -> &'static str {
+        match self {
+            Value::Null => "unknown",
+            Value::Bool(_) => "boolean",
+            Value::Int2(_) => "smallint",
+            Value::Int4(_) => "integer",
+            Value::Int8(_) => "bigint",
+            Value::Float4(_) => "real",
+            Value::Float8(_) => "double precision",
+            Value::Numeric(_) => "numeric",
+            Value::Text(_) => "text",
+            Value::Bytea(_) => "bytea",
+            Value::Uuid(_) => "uuid",
+            Value::Date(_) => "date",
+            Value::Timestamp(_) => "timestamp without time zone",
+            Value::TimestampTz(_) => "timestamp with time zone",
+            Value::Json(_) => "json",
+        }
+    }
+
+    fn as_i64(&self) -> Option<i64> {
+        match self {
+            Value::Int2(i) => Some(*i as i64),
+            Value::Int4(i) => Some(*i as i64),
+            Value::Int8(i) => Some(*i),
+            _ => None,
+        }
+    }
+
+    fn as_num(&self) -> Option<Num> {
+        match self {
+            Value::Int2(_) | Value::Int4(_) | Value::Int8(_) => self.as_i64().map(Num::I),
+            Value::Float4(f) => Some(Num::F(*f as f64)),
+            Value::Float8(f) => Some(Num::F(*f)),
+            Value::Numeric(d) => Some(Num::D(*d)),
+            _ => None,
+        }
+    }
+
+    /// Dates and timestamps as a UTC instant (a date is its midnight).
+    fn as_instant(&self) -> Option<NaiveDateTime> {
+        match self {
+            Value::Date(d) => Some(d.and_time(NaiveTime::MIN)),
+            Value::Timestamp(ts) => Some(*ts),
+            Value::TimestampTz(ts) => Some(ts.naive_utc()),
+            _ => None,
+        }
+    }
+}
+
+fn numeric_to_f64(d: &Decimal) -> f64 {
+    // PostgreSQL converts numeric to float through its text form (correctly rounded).
+    numeric_text(d).parse().unwrap_or(f64::NAN)
+}
+
+fn cmp_num(a: &Num, b: &Num) -> Ordering {
+    match (a, b) {
+        (Num::I(x), Num::I(y)) => x.cmp(y),
+        (Num::I(x), Num::D(y)) => Decimal::from(*x).cmp(y),
+        (Num::D(x), Num::I(y)) => x.cmp(&Decimal::from(*y)),
+        (Num::D(x), Num::D(y)) => x.cmp(y),
+        _ => {
+            let to_f = |n: &Num| match n {
+                Num::I(i) => *i as f64,
+                Num::F(f) => *f,
+                Num::D(d) => numeric_to_f64(d),
+            };
+            float_cmp(to_f(a), to_f(b))
+        }
+    }
+}
+
+/// PostgreSQL's float order: NaN equals itself and sorts above everything.
+fn float_cmp(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).unwrap_or(Ordering::Equal),
+    }
+}
+
+fn float_key(f: f64, out: &mut Vec<u8>) {
+    out.push(key_tag::FLOAT);
+    let canonical = if f.is_nan() {
+        f64::NAN
+    } else if f == 0.0 {
+        0.0
+    } else {
+        f
+    };
+    out.extend_from_slice(&canonical.to_bits().to_be_bytes());
+}
+
+fn bad_binary() -> SqlError {
+    SqlError::new(
+        INVALID_BINARY_REPRESENTATION,
+        "incorrect binary data format in bind parameter",
+    )
+}
+
+fn invalid_utf8(bytes: &[u8]) -> SqlError {
+    let shown: Vec<String> = bytes.iter().map(|b| format!("0x{b:02x}")).collect();
+    SqlError::new(
+        CHARACTER_NOT_IN_REPERTOIRE,
+        format!(
+            "invalid byte sequence for encoding \"UTF8\": {}",
+            shown.join(" ")
+        ),
+    )
+}
+
+/// Text received in binary format must be valid UTF-8 without NUL bytes.
+fn utf8_text(bytes: &[u8]) -> SqlResult<&str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) if s.contains('\0') => Err(invalid_utf8(&[0])),
+        Ok(s) => Ok(s),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let len = e.error_len().unwrap_or(bytes.len() - at).max(1);
+            Err(invalid_utf8(&bytes[at..(at + len).min(bytes.len())]))
+        }
+    }
+}
+
+/// C `isspace` in the C locale, which PostgreSQL's input functions skip.
+fn is_c_space(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
+}
+
+fn out_of_range(msg: &str) -> SqlError {
+    SqlError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, msg)
+}
+
+fn int_out_of_range(ty: &SqlType) -> SqlError {
+    out_of_range(match ty {
+        SqlType::Int2 => "smallint out of range",
+        SqlType::Int4 => "integer out of range",
+        _ => "bigint out of range",
+    })
+}
+
+fn int_to(i: i64, ty: &SqlType) -> SqlResult<Value> {
+    match ty {
+        SqlType::Int2 => i16::try_from(i)
+            .map(Value::Int2)
+            .map_err(|_| int_out_of_range(ty)),
+        SqlType::Int4 => i32::try_from(i)
+            .map(Value::Int4)
+            .map_err(|_| int_out_of_range(ty)),
+        _ => Ok(Value::Int8(i)),
+    }
+}
+
+/// float -> integer: round half to even (`rint`), then PostgreSQL's range test.
+fn float_to_int(f: f64, ty: &SqlType) -> SqlResult<Value> {
+    let r = f.round_ties_even();
+    let fits = match ty {
+        SqlType::Int2 => (-32768.0..32768.0).contains(&r),
+        SqlType::Int4 => (-2147483648.0..2147483648.0).contains(&r),
+        _ => (-9223372036854775808.0..9223372036854775808.0).contains(&r),
+    };
+    if !fits {
+        return Err(int_out_of_range(ty));
+    }
+    int_to(r as i64, ty)
+}
+
+fn float8_to_float4(f: f64) -> SqlResult<f32> {
+    let r = f as f32;
+    if r.is_infinite() && !f.is_infinite() {
+        return Err(out_of_range("value out of range: overflow"));
+    }
+    if r == 0.0 && f != 0.0 {
+        return Err(out_of_range("value out of range: underflow"));
+    }
+    Ok(r)
+}
+
+/// Varchar(n) / char(n) length coercion of an assignment.
+fn coerce_string(s: &str, ty: &SqlType) -> SqlResult<Value> {
+    let (max, padded) = match ty {
+        SqlType::Varchar(Some(n)) => (*n as usize, false),
+        SqlType::Char(n) => (n.unwrap_or(1) as usize, true),
+        _ => return Ok(Value::Text(s.to_owned())),
+    };
+    match s.char_indices().nth(max) {
+        Some((cut, _)) => {
+            // Too long: fine only when the excess is all spaces, then truncated.
+            if s[cut..].bytes().all(|b| b == b' ') {
+                Ok(Value::Text(s[..cut].to_owned()))
+            } else {
+                Err(SqlError::new(
+                    sqlstate::STRING_DATA_RIGHT_TRUNCATION,
+                    format!(
+                        "value too long for type {}({max})",
+                        if padded {
+                            "character"
+                        } else {
+                            "character varying"
+                        }
+                    ),
+                ))
+            }
+        }
+        None if padded => {
+            let len = s.chars().count();
+            let mut out = String::with_capacity(s.len() + max - len);
+            out.push_str(s);
+            out.extend(std::iter::repeat_n(' ', max - len));
+            Ok(Value::Text(out))
+        }
+        None => Ok(Value::Text(s.to_owned())),
+    }
+}
+
+// --- booleans and integers -------------------------------------------------
+
+fn parse_bool(s: &str) -> SqlResult<bool> {
+    let t = s.trim_matches(is_c_space).to_ascii_lowercase();
+    let prefix_of = |word: &str| !t.is_empty() && word.starts_with(t.as_str());
+    let v = match t.as_bytes().first() {
+        Some(b't') if prefix_of("true") => Some(true),
+        Some(b'f') if prefix_of("false") => Some(false),
+        Some(b'y') if prefix_of("yes") => Some(true),
+        Some(b'n') if prefix_of("no") => Some(false),
+        // A lone 'o' is ambiguous between on and off.
+        Some(b'o') if t.len() >= 2 && prefix_of("on") => Some(true),
+        Some(b'o') if t.len() >= 2 && prefix_of("off") => Some(false),
+        Some(b'1') if t.len() == 1 => Some(true),
+        Some(b'0') if t.len() == 1 => Some(false),
+        _ => None,
+    };
+    v.ok_or_else(|| SqlError::invalid_text("boolean", s))
+}
+
+/// PostgreSQL's pg_strtoint16/32/64: whitespace, optional sign, decimal digits.
+fn parse_int(s: &str, type_name: &str, min: i64, max: i64) -> SqlResult<i64> {
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() && is_c_space(b[i] as char) {
+        i += 1;
+    }
+    let neg = match b.get(i) {
+        Some(b'-') => {
+            i += 1;
+            true
+        }
+        Some(b'+') => {
+            i += 1;
+            false
+        }
+        _ => false,
+    };
+    if !b.get(i).is_some_and(u8::is_ascii_digit) {
+        return Err(SqlError::invalid_text(type_name, s));
+    }
+    let limit: u128 = if neg {
+        min.unsigned_abs() as u128
+    } else {
+        max as u128
+    };
+    let mut mag: u128 = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        mag = mag * 10 + (b[i] - b'0') as u128;
+        if mag > limit {
+            return Err(out_of_range(&format!(
+                "value \"{s}\" is out of range for type {type_name}"
+            )));
+        }
+        i += 1;
+    }
+    while i < b.len() && is_c_space(b[i] as char) {
+        i += 1;
+    }
+    if i != b.len() {
+        return Err(SqlError::invalid_text(type_name, s));
+    }
+    let mag = mag as i128;
+    Ok((if neg { -mag } else { mag }) as i64)
+}
+
+// --- floats ----------------------------------------------------------------
+
+/// The longest prefix of `t` that C's strtod reads as a number (decimal or
+/// inf/infinity/nan with an optional sign); 0 when there is none.
+fn float_prefix_len(t: &str) -> usize {
+    let b = t.as_bytes();
+    let mut i = 0;
+    if matches!(b.first(), Some(b'+' | b'-')) {
+        i = 1;
+    }
+    let lower = t[i..].to_ascii_lowercase();
+    for word in ["infinity", "inf", "nan"] {
+        if lower.starts_with(word) {
+            return i + word.len();
+        }
+    }
+    let mut digits = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        i += 1;
+        digits += 1;
+    }
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            i += 1;
+            digits += 1;
+        }
+    }
+    if digits == 0 {
+        return 0;
+    }
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        let mut j = i + 1;
+        if matches!(b.get(j), Some(b'+' | b'-')) {
+            j += 1;
+        }
+        if b.get(j).is_some_and(u8::is_ascii_digit) {
+            while j < b.len() && b[j].is_ascii_digit() {
+                j += 1;
+            }
+            i = j;
+        }
+    }
+    i
+}
+
+/// Splits input the way float4in/float8in see it: (number, was it all
+/// whitespace-delimited). Returns the number text, or None for bad syntax.
+fn float_token(s: &str) -> Option<&str> {
+    let t = s.trim_start_matches(is_c_space);
+    let n = float_prefix_len(t);
+    if n == 0 {
+        return None;
+    }
+    if !t[n..].chars().all(is_c_space) {
+        return None;
+    }
+    Some(&t[..n])
+}
+
+/// Did the mantissa have a non-zero digit (so a zero result is an underflow)?
+fn mantissa_nonzero(num: &str) -> bool {
+    num.bytes()
+        .take_while(|c| *c != b'e' && *c != b'E')
+        .any(|c| (b'1'..=b'9').contains(&c))
+}
+
+fn parse_float8(s: &str) -> SqlResult<f64> {
+    let Some(num) = float_token(s) else {
+        // strtod stops at the number; a range error is reported before trailing garbage.
+        let t = s.trim_start_matches(is_c_space);
+        let n = float_prefix_len(t);
+        if n > 0 {
+            check_float8_range(&t[..n])?;
+        }
+        return Err(SqlError::invalid_text("double precision", s));
+    };
+    check_float8_range(num)
+}
+
+fn check_float8_range(num: &str) -> SqlResult<f64> {
+    let v: f64 = parse_float_literal(num);
+    let is_special = num
+        .bytes()
+        .any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E');
+    if !is_special && (v.is_infinite() || (v == 0.0 && mantissa_nonzero(num))) {
+        return Err(out_of_range(&format!(
+            "\"{num}\" is out of range for type double precision"
+        )));
+    }
+    Ok(v)
+}
+
+fn parse_float4(s: &str) -> SqlResult<f32> {
+    let t = s.trim_start_matches(is_c_space);
+    let n = float_prefix_len(t);
+    if n == 0 {
+        return Err(SqlError::invalid_text("real", s));
+    }
+    let num = &t[..n];
+    let v: f32 = parse_float_literal(num);
+    let is_special = num
+        .bytes()
+        .any(|c| c.is_ascii_alphabetic() && c != b'e' && c != b'E');
+    if !is_special && (v.is_infinite() || (v == 0.0 && mantissa_nonzero(num))) {
+        // float4in quotes the whole original input here.
+        return Err(out_of_range(&format!(
+            "\"{s}\" is out of range for type real"
+        )));
+    }
+    if !t[n..].chars().all(is_c_space) {
+        return Err(SqlError::invalid_text("real", s));
+    }
+    Ok(v)
+}
+
+fn parse_float_literal<F: std::str::FromStr + From<f32>>(num: &str) -> F {
+    let lower = num.to_ascii_lowercase();
+    let unsigned = lower.trim_start_matches(['+', '-']);
+    let neg = lower.starts_with('-');
+    if unsigned.starts_with("nan") {
+        return F::from(f32::NAN);
+    }
+    if unsigned.starts_with("inf") {
+        return F::from(if neg {
+            f32::NEG_INFINITY
+        } else {
+            f32::INFINITY
+        });
+    }
+    num.parse().unwrap_or_else(|_| F::from(f32::NAN))
+}
+
+/// PostgreSQL 12+ float output: the shortest digits that round-trip, in
+/// fixed notation when the decimal exponent is in [-4, digits), otherwise
+/// `1.5e+20` style. `sci` is Rust's shortest `{:e}` rendering of the value.
+fn float_text(v: f64, sci: &str, fixed_below: i32) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity" } else { "-Infinity" }.into();
+    }
+    let neg = v.is_sign_negative();
+    if v == 0.0 {
+        return if neg { "-0" } else { "0" }.into();
+    }
+    let (mant, exp) = sci.split_once('e').unwrap_or((sci, "0"));
+    let exp: i32 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let mut out = String::new();
+    if neg {
+        out.push('-');
+    }
+    if (-4..fixed_below).contains(&exp) {
+        if exp >= 0 {
+            let int_len = exp as usize + 1;
+            if digits.len() <= int_len {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', int_len - digits.len()));
+            } else {
+                out.push_str(&digits[..int_len]);
+                out.push('.');
+                out.push_str(&digits[int_len..]);
+            }
+        } else {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exp - 1) as usize));
+            out.push_str(&digits);
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        let _ = write!(
+            out,
+            "e{}{:02}",
+            if exp < 0 { '-' } else { '+' },
+            exp.unsigned_abs()
+        );
+    }
+    out
+}
+
+// --- numeric ---------------------------------------------------------------
+
+/// PostgreSQL's limits: digits before the point and the display scale.
+const PG_NUMERIC_MAX_INT_DIGITS: usize = 131_072;
+const PG_NUMERIC_MAX_DSCALE: i64 = 16_383;
+
+fn numeric_overflow() -> SqlError {
+    out_of_range("value overflows numeric format")
+}
+
+/// A value PostgreSQL accepts but rust_decimal (96-bit mantissa, scale <= 28) cannot hold.
+fn numeric_too_precise() -> SqlError {
+    numeric_overflow().with_detail(
+        "keyclaim stores numeric values with at most 28 digits after the decimal point and 28 significant digits",
+    )
+}
+
+fn numeric_special_unsupported(s: &str) -> SqlError {
+    SqlError::unsupported(
+        format!("numeric value \"{s}\" is not supported"),
+        "keyclaim's numeric has no NaN or Infinity; use double precision for those",
+    )
+}
+
+/// A decimal number split PostgreSQL's way: sign, digits (integer and fraction
+/// parts concatenated), the number of fraction digits, and the exponent.
+struct DecimalParts {
+    neg: bool,
+    digits: String,
+    frac_len: usize,
+    exp: i64,
+}
+
+impl DecimalParts {
+    /// numeric_in's display scale: fraction digits minus exponent, at least 0.
+    fn dscale(&self) -> i64 {
+        (self.frac_len as i64 - self.exp).max(0)
+    }
+
+    /// PostgreSQL's numeric_out text for this value (no -0), or overflow.
+    fn pg_text(&self) -> SqlResult<String> {
+        let dscale = self.dscale();
+        // Position of the decimal point within `digits`, counted from the left.
+        let point = self.digits.len() as i64 - self.frac_len as i64 + self.exp;
+        let first_nonzero = self.digits.bytes().position(|c| c != b'0');
+        if let Some(f) = first_nonzero {
+            if point - f as i64 > PG_NUMERIC_MAX_INT_DIGITS as i64 {
+                return Err(numeric_overflow());
+            }
+        }
+        if dscale > PG_NUMERIC_MAX_DSCALE {
+            return Err(numeric_overflow());
+        }
+        let d = self.digits.as_bytes();
+        let mut int_part = String::new();
+        let mut frac_part = String::new();
+        for pos in first_nonzero.map_or(point.min(0), |f| (f as i64).min(point))..point {
+            int_part.push(if pos >= 0 && (pos as usize) < d.len() {
+                d[pos as usize] as char
+            } else {
+                '0'
+            });
+        }
+        for k in 0..dscale {
+            let pos = point + k;
+            frac_part.push(if pos >= 0 && (pos as usize) < d.len() {
+                d[pos as usize] as char
+            } else {
+                '0'
+            });
+        }
+        let int_part = int_part.trim_start_matches('0');
+        let mut out = String::new();
+        if self.neg && first_nonzero.is_some() {
+            out.push('-');
+        }
+        out.push_str(if int_part.is_empty() { "0" } else { int_part });
+        if !frac_part.is_empty() {
+            out.push('.');
+            out.push_str(&frac_part);
+        }
+        Ok(out)
+    }
+
+    fn to_decimal(&self) -> SqlResult<Decimal> {
+        if self.exp.abs() >= i64::from(i32::MAX / 2) {
+            return Err(numeric_overflow());
+        }
+        let scale = self.frac_len as i64 - self.exp;
+        let dscale = scale.max(0);
+        let sig = self.digits.trim_start_matches('0');
+        if sig.is_empty() {
+            if dscale > PG_NUMERIC_MAX_DSCALE {
+                return Err(numeric_overflow());
+            }
+            if dscale > 28 {
+                return Err(numeric_too_precise());
+            }
+            return Ok(Decimal::new(0, dscale as u32));
+        }
+        // Digits before the point, for PostgreSQL's own limits first.
+        let int_digits = sig.len() as i64 - scale;
+        if int_digits > PG_NUMERIC_MAX_INT_DIGITS as i64 || dscale > PG_NUMERIC_MAX_DSCALE {
+            return Err(numeric_overflow());
+        }
+        let total = sig.len() as i64 + (-scale).max(0);
+        if dscale > 28 || total > 29 {
+            return Err(numeric_too_precise());
+        }
+        let mut mantissa: i128 = sig.parse().map_err(|_| numeric_too_precise())?;
+        for _ in 0..(-scale).max(0) {
+            mantissa *= 10;
+        }
+        if mantissa >= 1i128 << 96 {
+            return Err(numeric_too_precise());
+        }
+        let mut d = Decimal::try_from_i128_with_scale(
+            if self.neg { -mantissa } else { mantissa },
+            dscale as u32,
+        )
+        .map_err(|_| numeric_too_precise())?;
+        if d.is_zero() {
+            d.set_sign_positive(true);
+        }
+        Ok(d)
+    }
+}
+
+/// Scan `[+-]digits[.digits][e[+-]digits]`; None unless all of `t` matches.
+/// `json` follows JSON's stricter grammar (no '+', no bare '.5' or '5.').
+fn decimal_parts(t: &str) -> Option<DecimalParts> {
+    let b = t.as_bytes();
+    let mut i = 0;
+    let neg = match b.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let mut digits = String::new();
+    while i < b.len() && b[i].is_ascii_digit() {
+        digits.push(b[i] as char);
+        i += 1;
+    }
+    let mut frac_len = 0;
+    if i < b.len() && b[i] == b'.' {
+        i += 1;
+        while i < b.len() && b[i].is_ascii_digit() {
+            digits.push(b[i] as char);
+            frac_len += 1;
+            i += 1;
+        }
+    }
+    if digits.is_empty() {
+        return None;
+    }
+    let mut exp: i64 = 0;
+    if i < b.len() && (b[i] == b'e' || b[i] == b'E') {
+        i += 1;
+        let eneg = match b.get(i) {
+            Some(b'-') => {
+                i += 1;
+                true
+            }
+            Some(b'+') => {
+                i += 1;
+                false
+            }
+            _ => false,
+        };
+        if !b.get(i).is_some_and(u8::is_ascii_digit) {
+            return None;
+        }
+        while i < b.len() && b[i].is_ascii_digit() {
+            exp = exp.saturating_mul(10).saturating_add((b[i] - b'0') as i64);
+            i += 1;
+        }
+        if eneg {
+            exp = -exp;
+        }
+    }
+    if i != b.len() {
+        return None;
+    }
+    Some(DecimalParts {
+        neg,
+        digits,
+        frac_len,
+        exp,
+    })
+}
+
+fn parse_numeric(s: &str) -> SqlResult<Decimal> {
+    let t = s.trim_matches(is_c_space);
+    let lower = t.to_ascii_lowercase();
+    if matches!(
+        lower.as_str(),
+        "nan" | "infinity" | "+infinity" | "-infinity" | "inf" | "+inf" | "-inf"
+    ) {
+        return Err(numeric_special_unsupported(t));
+    }
+    match decimal_parts(t) {
+        Some(parts) => parts.to_decimal(),
+        None => Err(SqlError::invalid_text("numeric", s)),
+    }
+}
+
+fn numeric_text(d: &Decimal) -> String {
+    if d.is_zero() && d.is_sign_negative() {
+        let mut z = *d;
+        z.set_sign_positive(true);
+        return z.to_string();
+    }
+    d.to_string()
+}
+
+/// float -> numeric as PostgreSQL does it: `%.{digits}g`, then numeric_in.
+fn float_to_numeric(f: f64, digits: usize) -> SqlResult<Decimal> {
+    if !f.is_finite() {
+        return Err(numeric_special_unsupported(&float_text(
+            f,
+            &format!("{f:e}"),
+            15,
+        )));
+    }
+    if f == 0.0 {
+        return Ok(Decimal::ZERO);
+    }
+    let sci = format!("{:.*e}", digits - 1, f);
+    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let neg = mant.starts_with('-');
+    let all: String = mant.chars().filter(char::is_ascii_digit).collect();
+    let sig = all.trim_end_matches('0');
+    let sig = if sig.is_empty() { "0" } else { sig };
+    DecimalParts {
+        neg,
+        digits: sig.to_owned(),
+        frac_len: sig.len() - 1,
+        exp,
+    }
+    .to_decimal()
+}
+
+/// numeric_recv: PostgreSQL's base-10000 external format, validated.
+fn decode_numeric_binary(bytes: &[u8]) -> SqlResult<Decimal> {
+    if bytes.len() < 8 {
+        return Err(bad_binary());
+    }
+    let u16_at = |i: usize| u16::from_be_bytes([bytes[i], bytes[i + 1]]);
+    let ndigits = u16_at(0) as usize;
+    let weight = i16::from_be_bytes([bytes[2], bytes[3]]) as i64;
+    let sign = u16_at(4);
+    let dscale = u16_at(6);
+    if bytes.len() != 8 + 2 * ndigits {
+        return Err(bad_binary());
+    }
+    let neg = match sign {
+        0x0000 => false,
+        0x4000 => true,
+        0xC000 => return Err(numeric_special_unsupported("NaN")),
+        0xD000 => return Err(numeric_special_unsupported("Infinity")),
+        0xF000 => return Err(numeric_special_unsupported("-Infinity")),
+        _ => {
+            return Err(SqlError::new(
+                INVALID_BINARY_REPRESENTATION,
+                "invalid sign in external \"numeric\" value",
+            ))
+        }
+    };
+    if dscale & 0xC000 != 0 {
+        return Err(SqlError::new(
+            INVALID_BINARY_REPRESENTATION,
+            "invalid scale in external \"numeric\" value",
+        ));
+    }
+    let mut digits = String::with_capacity(ndigits * 4);
+    for k in 0..ndigits {
+        let g = u16_at(8 + 2 * k);
+        if g >= 10000 {
+            return Err(SqlError::new(
+                INVALID_BINARY_REPRESENTATION,
+                "invalid digit in external \"numeric\" value",
+            ));
+        }
+        let _ = write!(digits, "{g:04}");
+    }
+    if digits.is_empty() {
+        digits.push('0');
+    }
+    // digits * 10000^(weight - ndigits + 1), truncated to dscale fraction
+    // digits as numeric_recv does.
+    let exp = 4 * (weight - ndigits as i64 + 1);
+    let point = digits.len() as i64 + exp;
+    let d = digits.as_bytes();
+    let digit_at = |pos: i64| -> char {
+        if pos >= 0 && (pos as usize) < d.len() {
+            d[pos as usize] as char
+        } else {
+            '0'
+        }
+    };
+    let first_nonzero = d
+        .iter()
+        .position(|c| *c != b'0')
+        .map_or(point, |p| p as i64);
+    let mut kept = String::new();
+    for pos in first_nonzero.min(point)..point + dscale as i64 {
+        kept.push(digit_at(pos));
+    }
+    if kept.len() < dscale as usize {
+        kept.insert_str(0, &"0".repeat(dscale as usize - kept.len()));
+    }
+    if kept.is_empty() {
+        kept.push('0');
+    }
+    DecimalParts {
+        neg,
+        digits: kept,
+        frac_len: dscale as usize,
+        exp: 0,
+    }
+    .to_decimal()
+}
+
+/// numeric_send: base-10000 digit groups aligned on the decimal point.
+fn encode_numeric_binary(d: &Decimal, out: &mut BytesMut) {
+    let scale = d.scale() as usize;
+    let digits = d.mantissa().unsigned_abs().to_string();
+    let (int_part, frac_part) = if digits.len() > scale {
+        digits.split_at(digits.len() - scale)
+    } else {
+        ("", digits.as_str())
+    };
+    let mut int_digits = String::new();
+    int_digits.extend(std::iter::repeat_n('0', (4 - int_part.len() % 4) % 4));
+    int_digits.push_str(int_part);
+    let mut frac_digits = String::new();
+    frac_digits.extend(std::iter::repeat_n('0', scale - frac_part.len()));
+    frac_digits.push_str(frac_part);
+    frac_digits.extend(std::iter::repeat_n('0', (4 - frac_digits.len() % 4) % 4));
+    let all = format!("{int_digits}{frac_digits}");
+    let mut groups: Vec<u16> = all
+        .as_bytes()
+        .chunks(4)
+        .map(|c| c.iter().fold(0u16, |acc, b| acc * 10 + (b - b'0') as u16))
+        .collect();
+    let mut weight = (int_digits.len() / 4) as i16 - 1;
+    while groups.first() == Some(&0) {
+        groups.remove(0);
+        weight -= 1;
+    }
+    while groups.last() == Some(&0) {
+        groups.pop();
+    }
+    let neg = d.is_sign_negative() && !d.is_zero();
+    if groups.is_empty() {
+        weight = 0;
+    }
+    out.put_u16(groups.len() as u16);
+    out.put_i16(weight);
+    out.put_u16(if neg { 0x4000 } else { 0 });
+    out.put_u16(scale as u16);
+    for g in groups {
+        out.put_u16(g);
+    }
+}
+
+// --- bytea and uuid ----------------------------------------------------------
+
+fn parse_bytea(s: &str) -> SqlResult<Vec<u8>> {
+    let b = s.as_bytes();
+    if let Some(hex) = s.strip_prefix("\\x") {
+        let mut out = Vec::with_capacity(hex.len() / 2);
+        let mut chars = hex.chars();
+        let hex_digit = |c: char| -> SqlResult<u8> {
+            c.to_digit(16).map(|v| v as u8).ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    format!("invalid hexadecimal digit: \"{c}\""),
+                )
+            })
+        };
+        while let Some(c) = chars.next() {
+            if matches!(c, ' ' | '\n' | '\t' | '\r') {
+                continue;
+            }
+            let hi = hex_digit(c)?;
+            let Some(c2) = chars.next() else {
+                return Err(SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    "invalid hexadecimal data: odd number of digits",
+                ));
+            };
+            out.push(hi << 4 | hex_digit(c2)?);
+        }
+        return Ok(out);
+    }
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'\\' {
+            out.push(b[i]);
+            i += 1;
+        } else if i + 3 < b.len()
+            && (b'0'..=b'3').contains(&b[i + 1])
+            && (b'0'..=b'7').contains(&b[i + 2])
+            && (b'0'..=b'7').contains(&b[i + 3])
+        {
+            out.push((b[i + 1] - b'0') << 6 | (b[i + 2] - b'0') << 3 | (b[i + 3] - b'0'));
+            i += 4;
+        } else if b.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else {
+            return Err(SqlError::new(
+                sqlstate::INVALID_TEXT_REPRESENTATION,
+                "invalid input syntax for type bytea",
+            ));
+        }
+    }
+    Ok(out)
+}
+
+/// uuid_in: optional braces, 32 hex digits, a hyphen allowed after any group of four.
+fn parse_uuid(s: &str) -> SqlResult<Uuid> {
+    let err = || SqlError::invalid_text("uuid", s);
+    let b = s.as_bytes();
+    let mut i = 0;
+    let braces = b.first() == Some(&b'{');
+    if braces {
+        i = 1;
+    }
+    let mut out = [0u8; 16];
+    for (k, byte) in out.iter_mut().enumerate() {
+        let (Some(h), Some(l)) = (b.get(i), b.get(i + 1)) else {
+            return Err(err());
+        };
+        let (Some(h), Some(l)) = ((*h as char).to_digit(16), (*l as char).to_digit(16)) else {
+            return Err(err());
+        };
+        *byte = (h << 4 | l) as u8;
+        i += 2;
+        if b.get(i) == Some(&b'-') && k % 2 == 1 && k < 15 {
+            i += 1;
+        }
+    }
+    if braces {
+        if b.get(i) != Some(&b'}') {
+            return Err(err());
+        }
+        i += 1;
+    }
+    if i != b.len() {
+        return Err(err());
+    }
+    Ok(Uuid::from_bytes(out))
+}
+
+// --- dates and timestamps ----------------------------------------------------
+
+/// What went wrong parsing a date/time, mapped to PostgreSQL's DateTimeParseError.
+enum DtError {
+    /// 22007 invalid input syntax.
+    Syntax,
+    /// 22008 date/time field value out of range; `hint` for month/day fields.
+    Field { hint: bool },
+    /// 22009 time zone displacement out of range.
+    TzDisplacement,
+    /// 22008 date/timestamp out of range.
+    Range,
+    /// infinity / -infinity, which chrono cannot hold.
+    Infinite,
+}
+
+/// A parsed date/time literal before it becomes a date or timestamp.
+struct DtParts {
+    date: NaiveDate,
+    /// Seconds since midnight plus microseconds (may reach 24:00:00 or :60).
+    secs: i64,
+    micros: i64,
+    /// UTC offset in seconds, east positive.
+    offset: Option<i64>,
+}
+
+/// PostgreSQL's earliest date: 4714-11-24 BC (Julian day 0).
+fn min_pg_date() -> NaiveDate {
+    NaiveDate::from_ymd_opt(-4713, 11, 24).unwrap_or(NaiveDate::MIN)
+}
+
+fn dt_error(e: DtError, type_name: &str, s: &str) -> SqlError {
+    match e {
+        DtError::Syntax => SqlError::new(
+            sqlstate::INVALID_DATETIME_FORMAT,
+            format!("invalid input syntax for type {type_name}: \"{s}\""),
+        ),
+        DtError::Field { hint } => {
+            let err = SqlError::new(
+                sqlstate::DATETIME_FIELD_OVERFLOW,
+                format!("date/time field value out of range: \"{s}\""),
+            );
+            if hint {
+                err.with_hint("Perhaps you need a different \"datestyle\" setting.")
+            } else {
+                err
+            }
+        }
+        DtError::TzDisplacement => SqlError::new(
+            INVALID_TIME_ZONE_DISPLACEMENT_VALUE,
+            format!("time zone displacement out of range: \"{s}\""),
+        ),
+        DtError::Range => SqlError::new(
+            sqlstate::DATETIME_FIELD_OVERFLOW,
+            format!(
+                "{} out of range: \"{s}\"",
+                if type_name == "date" {
+                    "date"
+                } else {
+                    "timestamp"
+                }
+            ),
+        ),
+        DtError::Infinite => SqlError::unsupported(
+            format!(
+                "value \"{}\" is not supported for type {type_name}",
+                s.trim()
+            ),
+            "keyclaim cannot store infinite dates or timestamps",
+        ),
+    }
+}
+
+fn days_in_month(year: i32, month: u32) -> u32 {
+    match month {
+        4 | 6 | 9 | 11 => 30,
+        2 if (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 => 29,
+        2 => 28,
+        _ => 31,
+    }
+}
+
+/// A small cursor over an ASCII-ish date/time literal.
+struct Cursor<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl Cursor<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.b.get(self.i).copied()
+    }
+    fn digits(&mut self) -> &[u8] {
+        let start = self.i;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.i += 1;
+        }
+        &self.b[start..self.i]
+    }
+    fn skip_spaces(&mut self) -> bool {
+        let start = self.i;
+        while self.peek().is_some_and(|c| is_c_space(c as char)) {
+            self.i += 1;
+        }
+        self.i > start
+    }
+    fn word(&mut self) -> String {
+        let start = self.i;
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == b'/' || c == b'_')
+        {
+            self.i += 1;
+        }
+        String::from_utf8_lossy(&self.b[start..self.i]).to_ascii_lowercase()
+    }
+}
+
+fn num(d: &[u8]) -> i64 {
+    d.iter()
+        .take(12)
+        .fold(0i64, |acc, c| acc * 10 + (c - b'0') as i64)
+}
+
+/// Parses `[Y]YYY-MM-DD` (also `/` or `.`), `MM-DD-YYYY` and `YYYYMMDD`,
+/// optionally followed by `T` or spaces and `HH:MM[:SS[.ffffff]]`, a UTC
+/// offset (`+HH`, `+HHMM`, `+HH:MM[:SS]`, `Z`, `UTC`, `GMT`) and `BC`/`AD`,
+/// plus the special words epoch, now, today, tomorrow, yesterday.
+fn parse_dt(s: &str) -> Result<DtParts, DtError> {
+    let t = s.trim_matches(is_c_space);
+    let special_day = |days: i64| -> Result<DtParts, DtError> {
+        let today = Utc::now().date_naive();
+        Ok(DtParts {
+            date: today + Duration::days(days),
+            secs: 0,
+            micros: 0,
+            offset: Some(0),
+        })
+    };
+    match t.to_ascii_lowercase().as_str() {
+        "epoch" => {
+            return Ok(DtParts {
+                date: NaiveDate::from_ymd_opt(1970, 1, 1).ok_or(DtError::Range)?,
+                secs: 0,
+                micros: 0,
+                offset: Some(0),
+            })
+        }
+        "infinity" | "+infinity" | "-infinity" => return Err(DtError::Infinite),
+        "today" => return special_day(0),
+        "tomorrow" => return special_day(1),
+        "yesterday" => return special_day(-1),
+        "now" => {
+            let now = Utc::now().naive_utc();
+            return Ok(DtParts {
+                date: now.date(),
+                secs: now.time().num_seconds_from_midnight() as i64,
+                micros: (now.time().nanosecond() / 1000).min(999_999) as i64,
+                offset: Some(0),
+            });
+        }
+        _ => {}
+    }
+
+    let mut c = Cursor {
+        b: t.as_bytes(),
+        i: 0,
+    };
+    // Date.
+    let d1 = c.digits().to_vec();
+    let (year, month, day) = match c.peek() {
+        Some(sep @ (b'-' | b'/' | b'.')) => {
+            c.i += 1;
+            let d2 = c.digits().to_vec();
+            if c.peek() != Some(sep) {
+                return Err(DtError::Syntax);
+            }
+            c.i += 1;
+            let d3 = c.digits().to_vec();
+            if d2.is_empty() || d2.len() > 2 || d3.is_empty() {
+                return Err(DtError::Syntax);
+            }
+            if d1.len() >= 4 && d3.len() <= 2 {
+                (num(&d1), num(&d2), num(&d3))
+            } else if (1..=2).contains(&d1.len()) && d3.len() >= 4 {
+                // DateStyle MDY.
+                (num(&d3), num(&d1), num(&d2))
+            } else {
+                return Err(DtError::Syntax);
+            }
+        }
+        _ if d1.len() == 8 => (num(&d1[..4]), num(&d1[4..6]), num(&d1[6..])),
+        _ => return Err(DtError::Syntax),
+    };
+
+    // Time.
+    let mut time: Option<(i64, i64, i64, i64)> = None;
+    let before_sep = c.i;
+    let had_t = matches!(c.peek(), Some(b'T' | b't'));
+    if had_t {
+        c.i += 1;
+    } else {
+        c.skip_spaces();
+    }
+    if c.peek().is_some_and(|ch| ch.is_ascii_digit()) {
+        let h = c.digits().to_vec();
+        if c.peek() != Some(b':') || h.len() > 2 {
+            return Err(DtError::Syntax);
+        }
+        c.i += 1;
+        let m = c.digits().to_vec();
+        if m.is_empty() || m.len() > 2 {
+            return Err(DtError::Syntax);
+        }
+        let (mut sec, mut micros) = (0, 0);
+        if c.peek() == Some(b':') {
+            c.i += 1;
+            let sd = c.digits().to_vec();
+            if sd.is_empty() || sd.len() > 2 {
+                return Err(DtError::Syntax);
+            }
+            sec = num(&sd);
+            if c.peek() == Some(b'.') {
+                c.i += 1;
+                let frac = c.digits();
+                if !frac.is_empty() {
+                    let f: f64 = format!("0.{}", String::from_utf8_lossy(frac))
+                        .parse()
+                        .map_err(|_| DtError::Syntax)?;
+                    micros = (f * 1_000_000.0).round_ties_even() as i64;
+                }
+            }
+        }
+        time = Some((num(&h), num(&m), sec, micros));
+    } else if had_t {
+        return Err(DtError::Syntax);
+    } else {
+        c.i = before_sep;
+    }
+
+    // Time zone and era, in that order, each optional.
+    let mut offset: Option<i64> = None;
+    let mut bc = false;
+    let mut seen_era = false;
+    loop {
+        c.skip_spaces();
+        match c.peek() {
+            None => break,
+            Some(sign @ (b'+' | b'-')) if offset.is_none() && !seen_era => {
+                c.i += 1;
+                let hd = c.digits().to_vec();
+                if hd.is_empty() {
+                    return Err(DtError::Syntax);
+                }
+                let (mut hh, mut mm, mut ss) = (num(&hd), 0, 0);
+                if c.peek() == Some(b':') {
+                    c.i += 1;
+                    let md = c.digits().to_vec();
+                    if md.is_empty() {
+                        return Err(DtError::Syntax);
+                    }
+                    mm = num(&md);
+                    if c.peek() == Some(b':') {
+                        c.i += 1;
+                        let sd = c.digits().to_vec();
+                        if sd.is_empty() {
+                            return Err(DtError::Syntax);
+                        }
+                        ss = num(&sd);
+                    }
+                } else if hd.len() > 2 {
+                    // +HHMM / +HMM.
+                    mm = hh % 100;
+                    hh /= 100;
+                }
+                if hh > 15 || mm > 59 || ss > 59 {
+                    return Err(DtError::TzDisplacement);
+                }
+                let secs = hh * 3600 + mm * 60 + ss;
+                offset = Some(if sign == b'-' { -secs } else { secs });
+            }
+            Some(ch) if ch.is_ascii_alphabetic() => {
+                let w = c.word();
+                match w.as_str() {
+                    "bc" | "ad" if !seen_era => {
+                        seen_era = true;
+                        bc = w == "bc";
+                    }
+                    "z" | "zulu" | "utc" | "gmt" | "ut" | "etc/utc" | "etc/gmt"
+                        if offset.is_none() && !seen_era =>
+                    {
+                        offset = Some(0);
+                    }
+                    _ => return Err(DtError::Syntax),
+                }
+            }
+            Some(_) => return Err(DtError::Syntax),
+        }
+    }
+
+    // Field ranges, in PostgreSQL's order.
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return Err(DtError::Field { hint: true });
+    }
+    let (h, m, sec, micros) = time.unwrap_or((0, 0, 0, 0));
+    if h > 24 || m > 59 || sec > 60 || (h == 24 && (m > 0 || sec > 0 || micros > 0)) {
+        return Err(DtError::Field { hint: false });
+    }
+    if year == 0 {
+        return Err(DtError::Field { hint: false });
+    }
+    let year = if bc { 1 - year } else { year };
+    let year = i32::try_from(year).map_err(|_| DtError::Range)?;
+    if day as u32 > days_in_month(year, month as u32) {
+        return Err(DtError::Field { hint: false });
+    }
+    let date = NaiveDate::from_ymd_opt(year, month as u32, day as u32).ok_or(DtError::Range)?;
+    Ok(DtParts {
+        date,
+        secs: h * 3600 + m * 60 + sec,
+        micros,
+        offset,
+    })
+}
+
+impl DtParts {
+    /// Local date and time; None when outside chrono's range.
+    fn local(&self) -> Option<NaiveDateTime> {
+        self.date
+            .and_time(NaiveTime::MIN)
+            .checked_add_signed(Duration::seconds(self.secs))?
+            .checked_add_signed(Duration::microseconds(self.micros))
+    }
+}
+
+fn parse_date(s: &str) -> SqlResult<NaiveDate> {
+    let parts = parse_dt(s).map_err(|e| dt_error(e, "date", s))?;
+    if parts.date < min_pg_date() {
+        return Err(dt_error(DtError::Range, "date", s));
+    }
+    Ok(parts.date)
+}
+
+fn check_ts_range(ts: Option<NaiveDateTime>) -> Result<NaiveDateTime, DtError> {
+    match ts {
+        Some(ts) if ts >= min_pg_date().and_time(NaiveTime::MIN) => Ok(ts),
+        _ => Err(DtError::Range),
+    }
+}
+
+fn parse_timestamp(s: &str) -> SqlResult<NaiveDateTime> {
+    // timestamp without time zone ignores any zone in the input.
+    parse_dt(s)
+        .and_then(|p| check_ts_range(p.local()))
+        .map_err(|e| dt_error(e, "timestamp", s))
+}
+
+fn parse_timestamptz(s: &str) -> SqlResult<DateTime<Utc>> {
+    let name = "timestamp with time zone";
+    parse_dt(s)
+        .and_then(|p| {
+            let local = check_ts_range(p.local())?;
+            // No zone given: the session TimeZone, which is UTC.
+            let utc = local.checked_sub_signed(Duration::seconds(p.offset.unwrap_or(0)));
+            check_ts_range(utc)
+        })
+        .map(|ts| ts.and_utc())
+        .map_err(|e| dt_error(e, name, s))
+}
+
+/// `YYYY-MM-DD` (years past 9999 in full), and whether the date is BC.
+fn date_text(d: NaiveDate) -> (String, bool) {
+    let y = d.year();
+    let (year, bc) = if y <= 0 { (1 - y, true) } else { (y, false) };
+    (format!("{year:04}-{:02}-{:02}", d.month(), d.day()), bc)
+}
+
+fn timestamp_text(ts: &NaiveDateTime, with_tz: bool) -> String {
+    let (mut s, bc) = date_text(ts.date());
+    let t = ts.time();
+    let _ = write!(s, " {:02}:{:02}:{:02}", t.hour(), t.minute(), t.second());
+    let micros = (t.nanosecond() / 1000).min(999_999);
+    if micros != 0 {
+        let frac = format!("{micros:06}");
+        s.push('.');
+        s.push_str(frac.trim_end_matches('0'));
+    }
+    if with_tz {
+        s.push_str("+00");
+    }
+    if bc {
+        s.push_str(" BC");
+    }
+    s
+}
+
+// --- json and jsonb ----------------------------------------------------------
+
+/// PostgreSQL's JSON lexer and recursive-descent parser (jsonapi.c), with its
+/// error details, plus jsonb's normalised output and ordering.
+mod json {
+    use std::cmp::Ordering;
+
+    use super::{decimal_parts, sqlstate, SqlError, SqlResult};
+    use super::{STATEMENT_TOO_COMPLEX, UNTRANSLATABLE_CHARACTER};
+
+    /// Nesting deeper than this is refused (PostgreSQL's limit is its stack
+    /// size, several thousand levels; ours keeps recursion off the edge of a
+    /// 2 MiB worker stack).
+    const MAX_DEPTH: usize = 1000;
+
+    #[derive(Debug, Clone, PartialEq)]
+    pub(super) enum Node {
+        Null,
+        Bool(bool),
+        /// numeric_out text of the number (jsonb), or the raw token (json).
+        Num(String),
+        Str(String),
+        Arr(Vec<Node>),
+        /// jsonb: keys sorted by (length, bytes) and unique, last one wins.
+        Obj(Vec<(String, Node)>),
+    }
+
+    #[derive(Clone, Copy, PartialEq, Debug)]
+    enum Tok {
+        ObjStart,
+        ObjEnd,
+        ArrStart,
+        ArrEnd,
+        Comma,
+        Colon,
+        Str,
+        Num,
+        True,
+        False,
+        Null,
+        End,
+    }
+
+    #[derive(Clone, Copy)]
+    enum Ctx {
+        Value,
+        String,
+        ArrayNext,
+        ObjectStart,
+        ObjectLabel,
+        ObjectNext,
+        End,
+    }
+
+    fn syntax(detail: String) -> SqlError {
+        SqlError::new(
+            sqlstate::INVALID_TEXT_REPRESENTATION,
+            "invalid input syntax for type json",
+        )
+        .with_detail(detail)
+    }
+
+    fn is_alnum(c: u8) -> bool {
+        c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80
+    }
+
+    struct Parser<'a> {
+        src: &'a str,
+        b: &'a [u8],
+        pos: usize,
+        tok: Tok,
+        start: usize,
+        end: usize,
+        /// Decode strings (jsonb); json only validates.
+        escapes: bool,
+        strval: String,
+        depth: usize,
+    }
+
+    impl<'a> Parser<'a> {
+        fn token_text(&self) -> &'a str {
+            &self.src[self.start..self.end]
+        }
+
+        fn char_at(&self, i: usize) -> &'a str {
+            let len = self.src[i..].chars().next().map_or(1, char::len_utf8);
+            &self.src[i..i + len]
+        }
+
+        /// json_lex: advance to the next token.
+        fn lex(&mut self) -> SqlResult<()> {
+            while self.pos < self.b.len()
+                && matches!(self.b[self.pos], b' ' | b'\t' | b'\n' | b'\r')
+            {
+                self.pos += 1;
+            }
+            self.start = self.pos;
+            let Some(&c) = self.b.get(self.pos) else {
+                self.tok = Tok::End;
+                self.end = self.pos;
+                return Ok(());
+            };
+            let single = match c {
+                b'{' => Some(Tok::ObjStart),
+                b'}' => Some(Tok::ObjEnd),
+                b'[' => Some(Tok::ArrStart),
+                b']' => Some(Tok::ArrEnd),
+                b',' => Some(Tok::Comma),
+                b':' => Some(Tok::Colon),
+                _ => None,
+            };
+            if let Some(t) = single {
+                self.tok = t;
+                self.pos += 1;
+                self.end = self.pos;
+                return Ok(());
+            }
+            match c {
+                b'"' => self.lex_string(),
+                b'-' => self.lex_number(self.pos + 1),
+                b'0'..=b'9' => self.lex_number(self.pos),
+                _ => {
+                    let mut p = self.pos;
+                    while p < self.b.len() && is_alnum(self.b[p]) {
+                        p += 1;
+                    }
+                    if p == self.pos {
+                        let ch = self.char_at(self.pos);
+                        return Err(syntax(format!("Token \"{ch}\" is invalid.")));
+                    }
+                    self.end = p;
+                    self.pos = p;
+                    self.tok = match self.token_text() {
+                        "true" => Tok::True,
+                        "false" => Tok::False,
+                        "null" => Tok::Null,
+                        other => return Err(syntax(format!("Token \"{other}\" is invalid."))),
+                    };
+                    Ok(())
+                }
+            }
+        }
+
+        fn lex_number(&mut self, mut s: usize) -> SqlResult<()> {
+            let b = self.b;
+            let mut error = false;
+            if s < b.len() && b[s] == b'0' {
+                s += 1;
+            } else if s < b.len() && b[s].is_ascii_digit() {
+                while s < b.len() && b[s].is_ascii_digit() {
+                    s += 1;
+                }
+            } else {
+                error = true;
+            }
+            if s < b.len() && b[s] == b'.' {
+                s += 1;
+                if s == b.len() || !b[s].is_ascii_digit() {
+                    error = true;
+                } else {
+                    while s < b.len() && b[s].is_ascii_digit() {
+                        s += 1;
+                    }
+                }
+            }
+            if s < b.len() && (b[s] == b'e' || b[s] == b'E') {
+                s += 1;
+                if s < b.len() && (b[s] == b'+' || b[s] == b'-') {
+                    s += 1;
+                }
+                if s == b.len() || !b[s].is_ascii_digit() {
+                    error = true;
+                } else {
+                    while s < b.len() && b[s].is_ascii_digit() {
+                        s += 1;
+                    }
+                }
+            }
+            while s < b.len() && is_alnum(b[s]) {
+                s += 1;
+                error = true;
+            }
+            self.end = s;
+            self.pos = s;
+            if error {
+                return Err(syntax(format!(
+                    "Token \"{}\" is invalid.",
+                    self.token_text()
+                )));
+            }
+            self.tok = Tok::Num;
+            Ok(())
+        }
+
+        fn lex_string(&mut self) -> SqlResult<()> {
+            let b = self.b;
+            let mut s = self.start;
+            let mut hi_surrogate: Option<u32> = None;
+            self.strval.clear();
+            let low_surrogate =
+                || syntax("Unicode low surrogate must follow a high surrogate.".into());
+            loop {
+                s += 1;
+                if s >= b.len() {
+                    self.end = s;
+                    return Err(syntax(format!(
+                        "Token \"{}\" is invalid.",
+                        &self.src[self.start..s]
+                    )));
+                }
+                let c = b[s];
+                if c == b'"' {
+                    break;
+                }
+                if c < 32 {
+                    return Err(syntax(format!(
+                        "Character with value 0x{c:02x} must be escaped."
+                    )));
+                }
+                if c == b'\\' {
+                    s += 1;
+                    if s >= b.len() {
+                        return Err(syntax(format!(
+                            "Token \"{}\" is invalid.",
+                            &self.src[self.start..s]
+                        )));
+                    }
+                    if b[s] == b'u' {
+                        let mut ch: u32 = 0;
+                        for _ in 0..4 {
+                            s += 1;
+                            if s >= b.len() {
+                                return Err(syntax(format!(
+                                    "Token \"{}\" is invalid.",
+                                    &self.src[self.start..s]
+                                )));
+                            }
+                            match (b[s] as char).to_digit(16) {
+                                Some(v) => ch = ch * 16 + v,
+                                None => {
+                                    return Err(syntax(
+                                        "\"\\u\" must be followed by four hexadecimal digits."
+                                            .into(),
+                                    ))
+                                }
+                            }
+                        }
+                        if self.escapes {
+                            if (0xD800..=0xDBFF).contains(&ch) {
+                                if hi_surrogate.is_some() {
+                                    return Err(syntax(
+                                        "Unicode high surrogate must not follow a high surrogate."
+                                            .into(),
+                                    ));
+                                }
+                                hi_surrogate = Some(ch);
+                                continue;
+                            } else if (0xDC00..=0xDFFF).contains(&ch) {
+                                let Some(hi) = hi_surrogate.take() else {
+                                    return Err(low_surrogate());
+                                };
+                                ch = 0x10000 + ((hi - 0xD800) << 10) + (ch - 0xDC00);
+                            }
+                            if hi_surrogate.is_some() {
+                                return Err(low_surrogate());
+                            }
+                            if ch == 0 {
+                                return Err(SqlError::new(
+                                    UNTRANSLATABLE_CHARACTER,
+                                    "unsupported Unicode escape sequence",
+                                )
+                                .with_detail("\\u0000 cannot be converted to text."));
+                            }
+                            self.strval.push(char::from_u32(ch).unwrap_or('\u{FFFD}'));
+                        }
+                    } else if self.escapes {
+                        if hi_surrogate.is_some() {
+                            return Err(low_surrogate());
+                        }
+                        let decoded = match b[s] {
+                            b'"' => '"',
+                            b'\\' => '\\',
+                            b'/' => '/',
+                            b'b' => '\u{8}',
+                            b'f' => '\u{c}',
+                            b'n' => '\n',
+                            b'r' => '\r',
+                            b't' => '\t',
+                            _ => {
+                                return Err(syntax(format!(
+                                    "Escape sequence \"\\{}\" is invalid.",
+                                    self.char_at(s)
+                                )))
+                            }
+                        };
+                        self.strval.push(decoded);
+                    } else if !b"\"\\/bfnrt".contains(&b[s]) {
+                        return Err(syntax(format!(
+                            "Escape sequence \"\\{}\" is invalid.",
+                            self.char_at(s)
+                        )));
+                    }
+                } else if self.escapes {
+                    if hi_surrogate.is_some() {
+                        return Err(low_surrogate());
+                    }
+                    let ch = self.char_at(s);
+                    self.strval.push_str(ch);
+                    s += ch.len() - 1;
+                }
+            }
+            if hi_surrogate.is_some() {
+                return Err(low_surrogate());
+            }
+            self.end = s + 1;
+            self.pos = s + 1;
+            self.tok = Tok::Str;
+            Ok(())
+        }
+
+        fn report(&self, ctx: Ctx) -> SqlError {
+            if self.tok == Tok::End {
+                return syntax("The input string ended unexpectedly.".into());
+            }
+            let t = self.token_text();
+            syntax(match ctx {
+                Ctx::Value => format!("Expected JSON value, but found \"{t}\"."),
+                Ctx::String => format!("Expected string, but found \"{t}\"."),
+                Ctx::ArrayNext => format!("Expected \",\" or \"]\", but found \"{t}\"."),
+                Ctx::ObjectStart => format!("Expected string or \"}}\", but found \"{t}\"."),
+                Ctx::ObjectLabel => format!("Expected \":\", but found \"{t}\"."),
+                Ctx::ObjectNext => format!("Expected \",\" or \"}}\", but found \"{t}\"."),
+                Ctx::End => format!("Expected end of input, but found \"{t}\"."),
+            })
+        }
+
+        fn expect(&mut self, ctx: Ctx, tok: Tok) -> SqlResult<()> {
+            if self.tok == tok {
+                self.lex()
+            } else {
+                Err(self.report(ctx))
+            }
+        }
+
+        fn value(&mut self) -> SqlResult<Node> {
+            match self.tok {
+                Tok::ObjStart => self.object(),
+                Tok::ArrStart => self.array(),
+                _ => self.scalar(),
+            }
+        }
+
+        fn scalar(&mut self) -> SqlResult<Node> {
+            let node = match self.tok {
+                Tok::Str => Node::Str(std::mem::take(&mut self.strval)),
+                Tok::Num => Node::Num(self.token_text().to_owned()),
+                Tok::True => Node::Bool(true),
+                Tok::False => Node::Bool(false),
+                Tok::Null => Node::Null,
+                _ => return Err(self.report(Ctx::Value)),
+            };
+            self.lex()?;
+            match node {
+                // jsonb stores numbers as numeric.
+                Node::Num(raw) if self.escapes => Ok(Node::Num(
+                    decimal_parts(&raw)
+                        .ok_or_else(|| syntax(format!("Token \"{raw}\" is invalid.")))?
+                        .pg_text()?,
+                )),
+                other => Ok(other),
+            }
+        }
+
+        fn enter(&mut self) -> SqlResult<()> {
+            self.depth += 1;
+            if self.depth > MAX_DEPTH {
+                return Err(
+                    SqlError::new(STATEMENT_TOO_COMPLEX, "stack depth limit exceeded").with_detail(
+                        format!("keyclaim accepts JSON nested at most {MAX_DEPTH} levels deep"),
+                    ),
+                );
+            }
+            Ok(())
+        }
+
+        fn object(&mut self) -> SqlResult<Node> {
+            self.enter()?;
+            self.lex()?;
+            let mut pairs = Vec::new();
+            match self.tok {
+                Tok::Str => {
+                    pairs.push(self.field()?);
+                    while self.tok == Tok::Comma {
+                        self.lex()?;
+                        pairs.push(self.field()?);
+                    }
+                }
+                Tok::ObjEnd => {}
+                _ => return Err(self.report(Ctx::ObjectStart)),
+            }
+            self.expect(Ctx::ObjectNext, Tok::ObjEnd)?;
+            self.depth -= 1;
+            if self.escapes {
+                // jsonb: order keys by length then bytes; the last duplicate wins.
+                pairs.sort_by(|a, b| key_order(&a.0, &b.0));
+                let mut unique: Vec<(String, Node)> = Vec::with_capacity(pairs.len());
+                for pair in pairs {
+                    match unique.last_mut() {
+                        Some(last) if last.0 == pair.0 => *last = pair,
+                        _ => unique.push(pair),
+                    }
+                }
+                pairs = unique;
+            }
+            Ok(Node::Obj(pairs))
+        }
+
+        fn field(&mut self) -> SqlResult<(String, Node)> {
+            if self.tok != Tok::Str {
+                return Err(self.report(Ctx::String));
+            }
+            let key = std::mem::take(&mut self.strval);
+            self.lex()?;
+            self.expect(Ctx::ObjectLabel, Tok::Colon)?;
+            Ok((key, self.value()?))
+        }
+
+        fn array(&mut self) -> SqlResult<Node> {
+            self.enter()?;
+            self.lex()?;
+            let mut elems = Vec::new();
+            if self.tok != Tok::ArrEnd {
+                elems.push(self.value()?);
+                while self.tok == Tok::Comma {
+                    self.lex()?;
+                    elems.push(self.value()?);
+                }
+            }
+            self.expect(Ctx::ArrayNext, Tok::ArrEnd)?;
+            self.depth -= 1;
+            Ok(Node::Arr(elems))
+        }
+    }
+
+    fn key_order(a: &str, b: &str) -> Ordering {
+        a.len()
+            .cmp(&b.len())
+            .then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    }
+
+    /// Parse `s` as json (`escapes` false: validate only, strings not decoded)
+    /// or jsonb (`escapes` true: strings decoded, numbers as numeric, objects
+    /// normalised).
+    pub(super) fn parse(s: &str, escapes: bool) -> SqlResult<Node> {
+        let mut p = Parser {
+            src: s,
+            b: s.as_bytes(),
+            pos: 0,
+            tok: Tok::End,
+            start: 0,
+            end: 0,
+            escapes,
+            strval: String::new(),
+            depth: 0,
+        };
+        p.lex()?;
+        let node = p.value()?;
+        if p.tok != Tok::End {
+            return Err(p.report(Ctx::End));
+        }
+        Ok(node)
+    }
+
+    /// jsonb's output function; `canonical` also strips trailing fraction
+    /// zeros from numbers so that equal jsonb values print identically.
+    pub(super) fn to_text(node: &Node, canonical: bool) -> String {
+        let mut out = String::new();
+        write(node, canonical, &mut out);
+        out
+    }
+
+    fn write(node: &Node, canonical: bool, out: &mut String) {
+        match node {
+            Node::Null => out.push_str("null"),
+            Node::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Node::Num(n) if canonical => out.push_str(&canonical_number(n)),
+            Node::Num(n) => out.push_str(n),
+            Node::Str(s) => escape(s, out),
+            Node::Arr(elems) => {
+                out.push('[');
+                for (i, e) in elems.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    write(e, canonical, out);
+                }
+                out.push(']');
+            }
+            Node::Obj(pairs) => {
+                out.push('{');
+                for (i, (k, v)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    escape(k, out);
+                    out.push_str(": ");
+                    write(v, canonical, out);
+                }
+                out.push('}');
+            }
+        }
+    }
+
+    /// PostgreSQL's escape_json.
+    fn escape(s: &str, out: &mut String) {
+        out.push('"');
+        for c in s.chars() {
+            match c {
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push('"');
+    }
+
+    /// numeric_out text without trailing fraction zeros: 1.50 -> 1.5, 2.0 -> 2.
+    fn canonical_number(n: &str) -> String {
+        if n.contains('.') {
+            n.trim_end_matches('0').trim_end_matches('.').to_owned()
+        } else {
+            n.to_owned()
+        }
+    }
+
+    /// Compare two numeric_out strings by value.
+    fn cmp_numbers(a: &str, b: &str) -> Ordering {
+        let (a, b) = (canonical_number(a), canonical_number(b));
+        let (an, bn) = (a.starts_with('-'), b.starts_with('-'));
+        let split = |s: &str| -> (String, String) {
+            let s = s.trim_start_matches('-');
+            let (i, f) = s.split_once('.').unwrap_or((s, ""));
+            (i.to_owned(), f.to_owned())
+        };
+        let magnitude = |x: &str, y: &str| {
+            let ((xi, xf), (yi, yf)) = (split(x), split(y));
+            xi.len()
+                .cmp(&yi.len())
+                .then_with(|| xi.cmp(&yi))
+                .then_with(|| xf.cmp(&yf))
+        };
+        match (an, bn) {
+            (false, true) => Ordering::Greater,
+            (true, false) => Ordering::Less,
+            (false, false) => magnitude(&a, &b),
+            (true, true) => magnitude(&b, &a),
+        }
+    }
+
+    /// jbvType order: null < string < numeric < bool < array < object.
+    fn rank(n: &Node) -> u8 {
+        match n {
+            Node::Null => 0,
+            Node::Str(_) => 1,
+            Node::Num(_) => 2,
+            Node::Bool(_) => 3,
+            Node::Arr(_) => 0x10,
+            Node::Obj(_) => 0x11,
+        }
+    }
+
+    /// jsonb's btree order (compareJsonbContainers). A top-level scalar is a
+    /// one-element "raw scalar" array: it sorts after `[]`, before other arrays.
+    pub(super) fn compare(a: &Node, b: &Node) -> Ordering {
+        let scalar = |n: &Node| !matches!(n, Node::Arr(_) | Node::Obj(_));
+        match (a, b) {
+            (x, y) if scalar(x) && scalar(y) => compare_inner(x, y),
+            (x, Node::Arr(elems)) if scalar(x) => {
+                if elems.is_empty() {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (Node::Arr(elems), y) if scalar(y) => {
+                if elems.is_empty() {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            // A raw scalar begins as an array, which sorts below an object.
+            (x, Node::Obj(_)) if scalar(x) => Ordering::Less,
+            (Node::Obj(_), y) if scalar(y) => Ordering::Greater,
+            _ => compare_inner(a, b),
+        }
+    }
+
+    fn compare_inner(a: &Node, b: &Node) -> Ordering {
+        match (a, b) {
+            (Node::Null, Node::Null) => Ordering::Equal,
+            (Node::Str(x), Node::Str(y)) => x.as_bytes().cmp(y.as_bytes()),
+            (Node::Num(x), Node::Num(y)) => cmp_numbers(x, y),
+            (Node::Bool(x), Node::Bool(y)) => x.cmp(y),
+            (Node::Arr(x), Node::Arr(y)) => x.len().cmp(&y.len()).then_with(|| {
+                x.iter()
+                    .zip(y)
+                    .map(|(p, q)| compare_inner(p, q))
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            }),
+            (Node::Obj(x), Node::Obj(y)) => x.len().cmp(&y.len()).then_with(|| {
+                x.iter()
+                    .zip(y)
+                    .map(|((kx, vx), (ky, vy))| {
+                        kx.as_bytes()
+                            .cmp(ky.as_bytes())
+                            .then_with(|| compare_inner(vx, vy))
+                    })
+                    .find(|o| o.is_ne())
+                    .unwrap_or(Ordering::Equal)
+            }),
+            _ => rank(a).cmp(&rank(b)),
+        }
     }
 }
 
@@ -149,6 +2762,3 @@ pub fn key_detail(columns: &[&str], values: &[&Value]) -> String {
         .collect();
     format!("Key ({})=({})", columns.join(", "), vals.join(", "))
 }
-
-#[allow(dead_code)]
-fn _unused(_: SqlError) {}
