@@ -1,1 +1,489 @@
-//! config
+//! The configuration: TOML with a default for every field, then
+//! `KEYCLAIM_<SECTION>_<KEY>` environment overrides, then command-line flags.
+//!
+//! Loading reports every problem it finds at once (each section is read on
+//! its own, then the values are checked together), so one restart fixes a
+//! config instead of one restart per typo.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Deserialize;
+
+use crate::engine::EngineConfig;
+
+/// Prefix of every environment override.
+pub const ENV_PREFIX: &str = "KEYCLAIM_";
+
+/// Environment variables read by the command line itself, not config keys.
+const CLI_ENV: &[&str] = &["KEYCLAIM_CONFIG", "KEYCLAIM_LISTEN"];
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Config {
+    pub server: ServerConfig,
+    pub auth: AuthConfig,
+    pub tls: TlsConfig,
+    pub claims: ClaimsConfig,
+    pub store: StoreConfig,
+    pub log: LogConfig,
+}
+
+/// `[server]`
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerConfig {
+    /// Address to listen on. Default "127.0.0.1:5433".
+    pub listen: String,
+    /// Connections served at once; more are refused with 53300. Default 100.
+    pub max_connections: usize,
+    /// On SIGINT/SIGTERM, how long running statements may finish before
+    /// their connections are closed. Default 10000.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for ServerConfig {
+    fn default() -> Self {
+        ServerConfig {
+            listen: "127.0.0.1:5433".into(),
+            max_connections: 100,
+            shutdown_grace_ms: 10_000,
+        }
+    }
+}
+
+/// `[auth]`
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AuthConfig {
+    /// "trust" (default), "cleartext" or "scram-sha-256".
+    pub method: AuthMethod,
+    /// Users allowed to log in with a password. Default none.
+    pub users: Vec<UserConfig>,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AuthMethod {
+    /// Anyone may connect as any user, as PostgreSQL's `trust`.
+    #[default]
+    Trust,
+    /// The password travels in clear text (use with TLS only).
+    Cleartext,
+    /// SCRAM-SHA-256, as PostgreSQL's default `scram-sha-256`.
+    #[serde(rename = "scram-sha-256")]
+    ScramSha256,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct UserConfig {
+    pub name: String,
+    pub password: String,
+}
+
+/// `[tls]`
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct TlsConfig {
+    /// Accept TLS (SSLRequest answered 'S'). Default false.
+    pub enabled: bool,
+    /// PEM certificate chain. Required when enabled.
+    pub cert: Option<PathBuf>,
+    /// PEM private key (PKCS#8, PKCS#1 or SEC1). Required when enabled.
+    pub key: Option<PathBuf>,
+}
+
+/// `[claims]`
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ClaimsConfig {
+    /// Lease of an unbacked claim before others may fence it. Default 5000.
+    pub lease_ms: u64,
+    /// How long a statement waits on another's claim before 55P03. Default 30000.
+    pub lock_timeout_ms: u64,
+    /// Retries after an unknown store outcome before 40003. Default 5.
+    pub max_retries: u32,
+}
+
+impl Default for ClaimsConfig {
+    fn default() -> Self {
+        let engine = EngineConfig::default();
+        ClaimsConfig {
+            lease_ms: engine.lease.as_millis() as u64,
+            lock_timeout_ms: engine.lock_timeout.as_millis() as u64,
+            max_retries: engine.max_retries,
+        }
+    }
+}
+
+/// `[store]`
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct StoreConfig {
+    /// "memory" (default): the embedded store, which keeps nothing after exit.
+    pub kind: StoreKind,
+    /// Rows fetched per store page when scanning. Default 256.
+    pub scan_page: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            kind: StoreKind::Memory,
+            scan_page: EngineConfig::default().scan_page,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StoreKind {
+    #[default]
+    Memory,
+    Cassandra,
+}
+
+/// `[log]`
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LogConfig {
+    /// A tracing filter: "info" (default), "debug", "keyclaim=debug,info", ...
+    pub level: String,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            level: "info".into(),
+        }
+    }
+}
+
+/// Every problem found while loading, reported together.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConfigErrors(pub Vec<String>);
+
+impl std::fmt::Display for ConfigErrors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, problem) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{problem}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ConfigErrors {}
+
+/// Where a config comes from: the file (if any), the environment, the flags.
+#[derive(Debug, Default)]
+pub struct Sources<'a> {
+    /// An explicit `--config`; it must exist.
+    pub file: Option<&'a Path>,
+    /// `./config.toml`-style fallback, read only if present.
+    pub default_file: Option<&'a Path>,
+    /// `(name, value)` pairs; only `KEYCLAIM_*` names are looked at.
+    pub env: Vec<(String, String)>,
+    /// `--listen`, which wins over file and environment.
+    pub listen: Option<String>,
+}
+
+impl Config {
+    /// Loads defaults < file < environment < flags, then validates.
+    pub fn load(sources: Sources<'_>) -> Result<Config, ConfigErrors> {
+        let mut problems = Vec::new();
+        let mut table = read_file(&sources, &mut problems);
+        apply_env(&mut table, &sources.env, &mut problems);
+        if let Some(listen) = &sources.listen {
+            section_mut(&mut table, "server").insert("listen".into(), listen.clone().into());
+        }
+        let config = Config::from_table(table, &mut problems);
+        config.validate(&mut problems);
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigErrors(problems))
+        }
+    }
+
+    /// Parses TOML text (no environment), for tests and embedding.
+    pub fn from_toml(text: &str) -> Result<Config, ConfigErrors> {
+        let mut problems = Vec::new();
+        let table = match text.parse::<toml::Table>() {
+            Ok(t) => t,
+            Err(e) => return Err(ConfigErrors(vec![format!("config: {e}")])),
+        };
+        let config = Config::from_table(table, &mut problems);
+        config.validate(&mut problems);
+        if problems.is_empty() {
+            Ok(config)
+        } else {
+            Err(ConfigErrors(problems))
+        }
+    }
+
+    /// Each section is deserialized on its own so that a mistake in one does
+    /// not hide the mistakes in the others.
+    fn from_table(mut table: toml::Table, problems: &mut Vec<String>) -> Config {
+        let config = Config {
+            server: section(&mut table, "server", problems),
+            auth: section(&mut table, "auth", problems),
+            tls: section(&mut table, "tls", problems),
+            claims: section(&mut table, "claims", problems),
+            store: section(&mut table, "store", problems),
+            log: section(&mut table, "log", problems),
+        };
+        for unknown in table.keys() {
+            problems.push(format!(
+                "unknown section [{unknown}]; expected one of [server], [auth], [tls], [claims], [store], [log]"
+            ));
+        }
+        config
+    }
+
+    fn validate(&self, problems: &mut Vec<String>) {
+        if self.server.listen.parse::<SocketAddr>().is_err() {
+            problems.push(format!(
+                "server.listen: \"{}\" is not an address like 127.0.0.1:5433",
+                self.server.listen
+            ));
+        }
+        if self.server.max_connections == 0 {
+            problems.push("server.max_connections: must be at least 1".into());
+        }
+        if self.auth.method != AuthMethod::Trust && self.auth.users.is_empty() {
+            problems.push(
+                "auth.users: a password method needs at least one user, e.g. users = [{ name = \"keyclaim\", password = \"...\" }]"
+                    .into(),
+            );
+        }
+        let mut seen = std::collections::BTreeSet::new();
+        for user in &self.auth.users {
+            if user.name.is_empty() {
+                problems.push("auth.users: a user has an empty name".into());
+            } else if !seen.insert(user.name.as_str()) {
+                problems.push(format!(
+                    "auth.users: user \"{}\" is listed twice",
+                    user.name
+                ));
+            }
+        }
+        if self.tls.enabled {
+            for (field, path) in [("tls.cert", &self.tls.cert), ("tls.key", &self.tls.key)] {
+                match path {
+                    None => problems.push(format!("{field}: required when tls.enabled = true")),
+                    Some(p) if !p.is_file() => {
+                        problems.push(format!("{field}: no such file {}", p.display()))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+        if self.claims.lease_ms == 0 {
+            problems.push("claims.lease_ms: must be greater than 0".into());
+        }
+        if self.store.scan_page == 0 {
+            problems.push("store.scan_page: must be at least 1".into());
+        }
+        if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
+            problems.push(format!(
+                "log.level: \"{}\" is not a filter: {e}",
+                self.log.level
+            ));
+        }
+    }
+
+    /// The listen address (validated by `load`).
+    pub fn listen_addr(&self) -> std::io::Result<SocketAddr> {
+        self.server.listen.parse().map_err(|_| {
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("invalid listen address {}", self.server.listen),
+            )
+        })
+    }
+
+    pub fn engine_config(&self) -> EngineConfig {
+        EngineConfig {
+            lease: Duration::from_millis(self.claims.lease_ms),
+            lock_timeout: Duration::from_millis(self.claims.lock_timeout_ms),
+            max_retries: self.claims.max_retries,
+            scan_page: self.store.scan_page,
+        }
+    }
+}
+
+fn read_file(sources: &Sources<'_>, problems: &mut Vec<String>) -> toml::Table {
+    let path = match (sources.file, sources.default_file) {
+        (Some(explicit), _) => explicit,
+        (None, Some(fallback)) if fallback.is_file() => fallback,
+        _ => return toml::Table::new(),
+    };
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) => {
+            problems.push(format!("{}: {e}", path.display()));
+            return toml::Table::new();
+        }
+    };
+    text.parse::<toml::Table>().unwrap_or_else(|e| {
+        problems.push(format!("{}: {e}", path.display()));
+        toml::Table::new()
+    })
+}
+
+/// `KEYCLAIM_CLAIMS_LEASE_MS=100` sets `[claims] lease_ms = 100`. A value is
+/// read as TOML when it parses as one (numbers, booleans, arrays such as
+/// `[{name="a", password="b"}]`), otherwise as a plain string.
+fn apply_env(table: &mut toml::Table, env: &[(String, String)], problems: &mut Vec<String>) {
+    for (name, value) in env {
+        let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
+            continue;
+        };
+        if CLI_ENV.contains(&name.as_str()) {
+            continue;
+        }
+        let Some((section, key)) = rest.split_once('_') else {
+            problems.push(format!("{name}: expected {ENV_PREFIX}<SECTION>_<KEY>"));
+            continue;
+        };
+        let value = format!("v = {value}")
+            .parse::<toml::Table>()
+            .ok()
+            .and_then(|mut t| t.remove("v"))
+            .unwrap_or_else(|| toml::Value::String(value.clone()));
+        section_mut(table, &section.to_ascii_lowercase()).insert(key.to_ascii_lowercase(), value);
+    }
+}
+
+fn section_mut<'t>(table: &'t mut toml::Table, name: &str) -> &'t mut toml::Table {
+    let entry = table
+        .entry(name.to_owned())
+        .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+    if !entry.is_table() {
+        // A scalar where a section belongs: replace it; `section` reports it.
+        *entry = toml::Value::Table(toml::Table::new());
+    }
+    entry.as_table_mut().expect("just made a table")
+}
+
+fn section<T: DeserializeOwned + Default>(
+    table: &mut toml::Table,
+    name: &str,
+    problems: &mut Vec<String>,
+) -> T {
+    let Some(value) = table.remove(name) else {
+        return T::default();
+    };
+    T::deserialize(value).unwrap_or_else(|e| {
+        problems.push(format!("[{name}]: {}", e.message()));
+        T::default()
+    })
+}
+
+/// Users by name, as the auth handlers look them up.
+pub fn users_by_name(auth: &AuthConfig) -> BTreeMap<String, String> {
+    auth.users
+        .iter()
+        .map(|u| (u.name.clone(), u.password.clone()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    #[test]
+    fn defaults_without_any_source() {
+        let config = Config::load(Sources::default()).unwrap();
+        assert_eq!(config, Config::default());
+        assert_eq!(config.server.listen, "127.0.0.1:5433");
+        assert_eq!(config.claims.lease_ms, 5000);
+        assert_eq!(config.claims.lock_timeout_ms, 30000);
+        assert_eq!(config.claims.max_retries, 5);
+    }
+
+    #[test]
+    fn the_shipped_config_toml_is_the_defaults() {
+        let text = include_str!("../config.toml");
+        assert_eq!(Config::from_toml(text).unwrap(), Config::default());
+    }
+
+    #[test]
+    fn env_overrides_file_and_flag_overrides_env() {
+        let config = Config::load(Sources {
+            env: env(&[
+                ("KEYCLAIM_CLAIMS_LEASE_MS", "100"),
+                ("KEYCLAIM_AUTH_METHOD", "scram-sha-256"),
+                ("KEYCLAIM_AUTH_USERS", r#"[{name = "a", password = "b"}]"#),
+                ("KEYCLAIM_SERVER_LISTEN", "127.0.0.1:1"),
+                ("KEYCLAIM_LISTEN", "ignored: clap reads it"),
+                ("PATH", "/bin"),
+            ]),
+            listen: Some("127.0.0.1:2".into()),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(config.claims.lease_ms, 100);
+        assert_eq!(config.auth.method, AuthMethod::ScramSha256);
+        assert_eq!(config.auth.users[0].name, "a");
+        assert_eq!(config.server.listen, "127.0.0.1:2");
+    }
+
+    #[test]
+    fn every_problem_is_reported_at_once() {
+        let text = r#"
+            [server]
+            listen = "nowhere"
+            [claims]
+            lease_ms = "soon"
+            [tls]
+            enabled = true
+            [store]
+            kind = "papyrus"
+            [extra]
+            x = 1
+        "#;
+        let errors = Config::from_toml(text).unwrap_err().0;
+        let all = errors.join("\n");
+        assert!(all.contains("server.listen"), "{all}");
+        assert!(all.contains("[claims]"), "{all}");
+        assert!(all.contains("tls.cert"), "{all}");
+        assert!(all.contains("tls.key"), "{all}");
+        assert!(all.contains("[store]"), "{all}");
+        assert!(all.contains("[extra]"), "{all}");
+    }
+
+    #[test]
+    fn unknown_keys_are_rejected() {
+        let errors = Config::from_toml("[claims]\nlease = 5").unwrap_err().0;
+        assert!(errors[0].contains("unknown field `lease`"), "{errors:?}");
+        let errors = Config::load(Sources {
+            env: env(&[("KEYCLAIM_CLAIMS_LEASE", "5"), ("KEYCLAIM_NOPE", "1")]),
+            ..Default::default()
+        })
+        .unwrap_err()
+        .0;
+        assert_eq!(errors.len(), 2, "{errors:?}");
+    }
+
+    #[test]
+    fn password_methods_need_users() {
+        let errors = Config::from_toml("[auth]\nmethod = \"cleartext\"")
+            .unwrap_err()
+            .0;
+        assert!(errors[0].contains("auth.users"), "{errors:?}");
+    }
+}
