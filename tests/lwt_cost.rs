@@ -50,28 +50,46 @@ impl Counter {
 #[tokio::test]
 async fn statement_costs_match_the_design() {
     let mut c = Counter::new();
-    c.cost("CREATE TABLE pk_only (id integer PRIMARY KEY, v text)").await;
-    c.cost("CREATE TABLE one_key (id integer PRIMARY KEY, k text UNIQUE, v text)").await;
-    c.cost("CREATE TABLE two_keys (id integer PRIMARY KEY, a text UNIQUE, b text UNIQUE)").await;
+    c.cost("CREATE TABLE pk_only (id integer PRIMARY KEY, v text)")
+        .await;
+    c.cost("CREATE TABLE one_key (id integer PRIMARY KEY, k text UNIQUE, v text)")
+        .await;
+    c.cost("CREATE TABLE two_keys (id integer PRIMARY KEY, a text UNIQUE, b text UNIQUE)")
+        .await;
 
     // INSERT: m claim LWTs in parallel, then one row LWT; no reads.
     assert_eq!(c.cost("INSERT INTO pk_only VALUES (1, 'x')").await, (1, 0));
-    assert_eq!(c.cost("INSERT INTO one_key VALUES (1, 'k1', 'x')").await, (2, 0));
-    assert_eq!(c.cost("INSERT INTO two_keys VALUES (1, 'a1', 'b1')").await, (3, 0));
+    assert_eq!(
+        c.cost("INSERT INTO one_key VALUES (1, 'k1', 'x')").await,
+        (2, 0)
+    );
+    assert_eq!(
+        c.cost("INSERT INTO two_keys VALUES (1, 'a1', 'b1')").await,
+        (3, 0)
+    );
 
     // Point reads: primary key one read; unique key the claim then the row.
     assert_eq!(c.cost("SELECT v FROM one_key WHERE id = 1").await, (0, 1));
     assert_eq!(c.cost("SELECT v FROM one_key WHERE k = 'k1'").await, (0, 2));
 
     // UPDATE by primary key of a non-key column: one observation, one LWT.
-    assert_eq!(c.cost("UPDATE one_key SET v = 'y' WHERE id = 1").await, (1, 1));
+    assert_eq!(
+        c.cost("UPDATE one_key SET v = 'y' WHERE id = 1").await,
+        (1, 1)
+    );
     // Changing a unique key: claim the new value, commit, release the old claim.
-    assert_eq!(c.cost("UPDATE one_key SET k = 'k2' WHERE id = 1").await, (3, 1));
+    assert_eq!(
+        c.cost("UPDATE one_key SET k = 'k2' WHERE id = 1").await,
+        (3, 1)
+    );
     // DELETE: one observation, one LWT, then the claim cleanup.
     assert_eq!(c.cost("DELETE FROM one_key WHERE id = 1").await, (2, 1));
 
     // A duplicate costs the failed claim, the owner read, and nothing else
     // (plus the primary-key check PostgreSQL's error order needs).
     c.cost("INSERT INTO one_key VALUES (2, 'k9', 'x')").await;
-    assert_eq!(c.cost("INSERT INTO one_key VALUES (3, 'k9', 'x')").await.0, 1);
+    assert_eq!(
+        c.cost("INSERT INTO one_key VALUES (3, 'k9', 'x')").await.0,
+        1
+    );
 }

@@ -4,7 +4,7 @@
 mod common;
 
 use tokio_postgres::error::{DbError, SqlState};
-use tokio_postgres::types::Type;
+use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::Client;
 
 async fn db_err(client: &Client, sql: &str) -> DbError {
@@ -125,9 +125,9 @@ async fn parameters_are_typed_from_columns_and_results_are_binary() {
 
     let ins = c.prepare("INSERT INTO users VALUES ($1, $2, $3) RETURNING id").await.unwrap();
     assert_eq!(ins.params(), &[Type::INT4, Type::TEXT, Type::VARCHAR]);
-    let row = c.query_one(&ins, &[&7i32, &"g@x", &"gus"]).await.unwrap();
+    let row = c.query_one(&ins, &[&7i32 as &(dyn ToSql + Sync), &"g@x", &"gus"]).await.unwrap();
     assert_eq!(row.get::<_, i32>(0), 7);
-    assert_eq!(c.execute("UPDATE users SET name = $1 WHERE id = $2", &[&"gil", &7i32]).await.unwrap(), 1);
+    assert_eq!(c.execute("UPDATE users SET name = $1 WHERE id = $2", &[&"gil" as &(dyn ToSql + Sync), &7i32]).await.unwrap(), 1);
     assert_eq!(c.execute("DELETE FROM users WHERE id > $1", &[&1i32]).await.unwrap(), 2);
 }
 
