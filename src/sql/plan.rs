@@ -945,3 +945,81 @@ fn pin(e: &Expr, pinned: &mut [Option<Expr>]) {
 fn is_constant(e: &Expr) -> bool {
     matches!(e, Expr::Literal(_) | Expr::Param(_))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use super::*;
+
+    struct Fixed(HashMap<String, Arc<TableDef>>);
+
+    impl Tables for Fixed {
+        fn get(&self, name: &str) -> SqlResult<Arc<TableDef>> {
+            self.0.get(name).cloned().ok_or_else(|| SqlError::undefined_table(name))
+        }
+    }
+
+    fn tables() -> Fixed {
+        let mut m = HashMap::new();
+        for ddl in [
+            "CREATE TABLE users (id integer PRIMARY KEY, email text UNIQUE, name text)",
+            "CREATE TABLE m (org integer, member integer, seat integer, PRIMARY KEY (org, member), UNIQUE (org, seat))",
+        ] {
+            let stmt = crate::sql::parse(ddl).unwrap().remove(0);
+            let Statement::CreateTable(ct) = stmt else { unreachable!() };
+            let def = super::super::ddl::create_table(&ct).unwrap().def;
+            m.insert(def.name.clone(), Arc::new(def));
+        }
+        Fixed(m)
+    }
+
+    fn access(sql: &str) -> Access {
+        let t = tables();
+        let mut p = Planner {
+            tables: &t,
+            params: Params::default(),
+        };
+        let stmt = crate::sql::parse(sql).unwrap().remove(0);
+        match p.plan(&stmt).unwrap().plan {
+            Plan::Select(s) => s.source.unwrap().access,
+            Plan::Update(u) => u.source.access,
+            Plan::Delete(d) => d.source.access,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn pinned_primary_key_reads_one_row() {
+        assert!(matches!(access("SELECT * FROM users WHERE id = 1"), Access::Key(_)));
+        assert!(matches!(access("SELECT * FROM users WHERE 1 = id AND name = 'x'"), Access::Key(_)));
+        assert!(matches!(access("UPDATE users SET name = 'x' WHERE id = $1"), Access::Key(_)));
+        assert!(matches!(access("SELECT * FROM m WHERE org = 1 AND member = 2"), Access::Key(_)));
+    }
+
+    #[test]
+    fn pinned_unique_key_reads_the_claim() {
+        assert!(matches!(access("SELECT * FROM users WHERE email = 'a'"), Access::Unique(0, _)));
+        assert!(matches!(access("DELETE FROM m WHERE seat = 3 AND org = 1"), Access::Unique(0, _)));
+    }
+
+    #[test]
+    fn anything_else_scans() {
+        assert!(matches!(access("SELECT * FROM users WHERE name = 'a'"), Access::Scan));
+        assert!(matches!(access("SELECT * FROM users WHERE id = 1 OR id = 2"), Access::Scan));
+        assert!(matches!(access("SELECT * FROM m WHERE org = 1"), Access::Scan));
+        assert!(matches!(access("SELECT * FROM users WHERE id > 1"), Access::Scan));
+    }
+
+    #[test]
+    fn parameters_take_column_types() {
+        let t = tables();
+        let mut p = Planner {
+            tables: &t,
+            params: Params::default(),
+        };
+        let stmt = crate::sql::parse("SELECT name FROM users WHERE id = $1 AND email LIKE $2 LIMIT $3").unwrap().remove(0);
+        p.plan(&stmt).unwrap();
+        assert_eq!(p.params.resolved(), vec![SqlType::Int4, SqlType::Text, SqlType::Int8]);
+    }
+}
