@@ -1545,6 +1545,9 @@ impl DecimalParts {
 
     /// PostgreSQL's numeric_out text for this value (no -0), or overflow.
     fn pg_text(&self) -> SqlResult<String> {
+        if self.exp.abs() >= i64::from(i32::MAX / 2) {
+            return Err(numeric_overflow());
+        }
         let dscale = self.dscale();
         // Position of the decimal point within `digits`, counted from the left.
         let point = self.digits.len() as i64 - self.frac_len as i64 + self.exp;
@@ -1560,7 +1563,8 @@ impl DecimalParts {
         let d = self.digits.as_bytes();
         let mut int_part = String::new();
         let mut frac_part = String::new();
-        for pos in first_nonzero.map_or(point.min(0), |f| (f as i64).min(point))..point {
+        // Integer digits from the first significant one (none for zero).
+        for pos in first_nonzero.map_or(point, |f| (f as i64).min(point))..point {
             int_part.push(if pos >= 0 && (pos as usize) < d.len() {
                 d[pos as usize] as char
             } else {
@@ -3373,6 +3377,11 @@ mod tests {
         ("real", "1e-40", "1e-40"),
         ("real", "3.4028234e38", "3.4028235e+38"),
         ("real", "0.3", "0.3"),
+        ("jsonb", "[0.0e5, -0.00e1, 0e-3, 5e-1]", "[0, 0.0, 0.000, 0.5]"),
+        ("jsonb", "0e1000000", "0"),
+        ("numeric", "-0e-2", "0.00"),
+        ("numeric", "0.000e2", "0.0"),
+        ("numeric", "0e1000000", "0"),
     ];
 
     #[allow(clippy::type_complexity)]
@@ -4663,6 +4672,22 @@ mod tests {
             "22P02",
             "invalid input syntax for type json",
             Some("\"\\u\" must be followed by four hexadecimal digits."),
+            None,
+        ),
+        (
+            "jsonb",
+            "1e1073741822",
+            "22003",
+            "value overflows numeric format",
+            None,
+            None,
+        ),
+        (
+            "numeric",
+            "1e1073741823",
+            "22003",
+            "value overflows numeric format",
+            None,
             None,
         ),
     ];
