@@ -1109,8 +1109,8 @@ fn float_prefix_len(t: &str) -> usize {
     i
 }
 
-/// Splits input the way float4in/float8in see it: (number, was it all
-/// whitespace-delimited). Returns the number text, or None for bad syntax.
+/// The number in float8in's input: leading whitespace skipped, only
+/// whitespace after it. None for bad syntax.
 fn float_token(s: &str) -> Option<&str> {
     let t = s.trim_start_matches(is_c_space);
     let n = float_prefix_len(t);
@@ -1636,8 +1636,9 @@ impl DecimalParts {
     }
 }
 
-/// Scan `[+-]digits[.digits][e[+-]digits]`; None unless all of `t` matches.
-/// `json` follows JSON's stricter grammar (no '+', no bare '.5' or '5.').
+/// Scan numeric_in's `[+-]digits[.digits][e[+-]digits]` (`.5` and `5.`
+/// allowed); None unless all of `t` matches. JSON numbers, already checked
+/// by the stricter JSON lexer, go through here too.
 fn decimal_parts(t: &str) -> Option<DecimalParts> {
     let b = t.as_bytes();
     let mut i = 0;
