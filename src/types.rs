@@ -2,9 +2,6 @@
 //! keyclaim stores, binary wire formats, comparisons, assignment casts, and
 //! the canonical key bytes the claim protocol hashes uniqueness on.
 
-// SqlError is ~200 bytes; every fallible function here returns it.
-#![allow(clippy::result_large_err)]
-
 use std::cmp::Ordering;
 use std::fmt::Write as _;
 

@@ -201,7 +201,7 @@ impl Engine {
                 sql,
                 param_types: Vec::new(),
                 columns,
-                plan: Arc::new(Plan::Session(stmt)),
+                plan: Arc::new(Plan::Session(Box::new(stmt))),
             });
         }
         let mut tables = HashMap::new();

@@ -11,10 +11,13 @@ use crate::engine::Column;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::types::SqlType;
 
+// A plan is built once per prepared statement and shared behind an Arc, so
+// the size of its largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Plan {
     /// SET / SHOW / BEGIN ...: handled by `session`.
-    Session(Statement),
+    Session(Box<Statement>),
     CreateTable(super::ddl::CreateTable),
     CreateIndex(super::ddl::CreateIndex),
     DropTable {
