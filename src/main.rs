@@ -1,1 +1,104 @@
-fn main() {}
+//! The keyclaim binary: command line, config, logging, then serve until
+//! SIGINT or SIGTERM.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use clap::Parser;
+use keyclaim::config::{Config, Sources};
+use keyclaim::engine::Engine;
+use keyclaim::server::{self, Server, ServerError};
+use tracing::{error, info};
+
+/// A PostgreSQL-wire proxy that enforces PRIMARY KEY and UNIQUE on
+/// Cassandra-style stores. Every config setting can also be set from the
+/// environment as KEYCLAIM_<SECTION>_<KEY> (e.g. KEYCLAIM_CLAIMS_LEASE_MS);
+/// see config.toml for all of them and their defaults.
+#[derive(Debug, Parser)]
+#[command(version)]
+struct Cli {
+    /// TOML config file [default: ./config.toml if present, else built-in defaults]
+    #[arg(long, env = "KEYCLAIM_CONFIG", value_name = "PATH")]
+    config: Option<PathBuf>,
+    /// Address to listen on, overriding [server] listen [default: 127.0.0.1:5433]
+    #[arg(long, env = "KEYCLAIM_LISTEN", value_name = "ADDR")]
+    listen: Option<String>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let env = std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
+    let config = match Config::load(Sources {
+        file: cli.config.as_deref(),
+        default_file: Some(Path::new("config.toml")),
+        env,
+        listen: cli.listen,
+    }) {
+        Ok(config) => config,
+        Err(problems) => {
+            // Logging is configured by the config, so this goes to stderr as is.
+            eprintln!("keyclaim: the configuration has problems:");
+            for problem in &problems.0 {
+                eprintln!("  - {problem}");
+            }
+            return ExitCode::from(2);
+        }
+    };
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::new(&config.log.level))
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            error!(cause = %e, "cannot start the async runtime");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(config)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            error!("keyclaim cannot start: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(config: Config) -> Result<(), ServerError> {
+    let store = server::open_store(&config.store)?;
+    let engine = Engine::new(store, config.engine_config());
+    let server = Server::bind(&config, engine).await?;
+    info!(
+        addr = %server.local_addr(),
+        auth = ?config.auth.method,
+        tls = config.tls.enabled,
+        "keyclaim is listening"
+    );
+    server.run(shutdown_signal()).await;
+    Ok(())
+}
+
+/// SIGINT (Ctrl-C) or SIGTERM.
+async fn shutdown_signal() {
+    let interrupt = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        _ = interrupt => info!("SIGINT received"),
+        _ = terminate => info!("SIGTERM received"),
+    }
+}

@@ -1,1 +1,193 @@
-//! wire
+//! The PostgreSQL protocol, through pgwire: startup and authentication,
+//! simple and extended query, cancel requests, and the translation between
+//! the engine's values and errors and protocol messages.
+//!
+//! pgwire's handlers are built per connection here ([`Service::connection`]),
+//! so a connection's [`Session`] lives in its handler rather than in a map
+//! keyed by connection.
+//!
+//! - `startup`: StartupHandler: session, authentication, ParameterStatus.
+//! - `auth`: configured users and the password mechanisms.
+//! - `statement`: one statement through the engine: interrupts, notices,
+//!   transaction status, ParameterStatus after SET.
+//! - `simple` / `extended`: the two query protocols.
+//! - `encode`: RowDescription, DataRow and Bind parameter formats.
+//! - `interrupt`: cancel requests and statement_timeout.
+//! - `errors`: SqlError and pgwire errors as ErrorResponses.
+
+mod auth;
+mod encode;
+mod errors;
+mod extended;
+mod interrupt;
+mod simple;
+mod startup;
+mod statement;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use pgwire::api::auth::AuthDriver;
+use pgwire::api::cancel::DefaultCancelHandler;
+use pgwire::api::{
+    ClientInfo, ConnectionGuard, ConnectionHandle, ConnectionManager, ErrorHandler,
+    PgWireServerHandlers,
+};
+use pgwire::error::PgWireError;
+use pgwire::messages::response::TransactionStatus;
+use tokio::sync::watch;
+
+use crate::config::Config;
+use crate::engine::Engine;
+use crate::session::{Session, TxnState};
+
+/// What every connection of one server shares.
+pub struct Service {
+    shared: Arc<Shared>,
+}
+
+struct Shared {
+    engine: Engine,
+    auth: auth::Authenticator,
+    driver: AuthDriver<startup::ReportedParameters>,
+    cancels: Arc<ConnectionManager>,
+    cancel_handler: Arc<DefaultCancelHandler>,
+    parser: Arc<extended::Parser>,
+}
+
+impl Service {
+    /// `tls_cert_pem` is the server certificate when TLS is on (SCRAM binds
+    /// to it for SCRAM-SHA-256-PLUS).
+    pub fn new(
+        config: &Config,
+        engine: Engine,
+        tls_cert_pem: Option<&[u8]>,
+    ) -> Result<Service, String> {
+        let cancels = Arc::new(ConnectionManager::new());
+        let shared = Shared {
+            auth: auth::Authenticator::new(&config.auth, tls_cert_pem)?,
+            driver: AuthDriver::new(startup::ReportedParameters),
+            cancel_handler: Arc::new(DefaultCancelHandler::new(cancels.clone())),
+            cancels,
+            parser: Arc::new(extended::Parser::new(engine.clone())),
+            engine,
+        };
+        Ok(Service {
+            shared: Arc::new(shared),
+        })
+    }
+
+    /// The handlers of one new connection, and a view of whether it is
+    /// running a statement. `refused` connections only get to hear
+    /// 53300 "sorry, too many clients already" (and may still cancel).
+    pub fn connection(&self, refused: bool) -> (ConnectionHandlers, Activity) {
+        let (busy, activity) = watch::channel(false);
+        let connection = Arc::new(Connection {
+            shared: self.shared.clone(),
+            refused,
+            session: tokio::sync::Mutex::new(Session::default()),
+            reported: parking_lot::Mutex::new(BTreeMap::new()),
+            cancel: OnceLock::new(),
+            busy,
+        });
+        let handlers = ConnectionHandlers {
+            cancel: self.shared.cancel_handler.clone(),
+            connection,
+        };
+        (handlers, Activity(activity))
+    }
+}
+
+/// Whether a connection is in the middle of a statement; shutdown closes
+/// a connection only between statements.
+pub struct Activity(watch::Receiver<bool>);
+
+impl Activity {
+    /// Resolves once no statement is running (at once if none is).
+    pub async fn idle(&mut self) {
+        // An Err means the connection is gone, which is idle too.
+        let _ = self.0.wait_for(|busy| !busy).await;
+    }
+}
+
+/// One connection's state, and the pgwire handlers that use it.
+pub(crate) struct Connection {
+    shared: Arc<Shared>,
+    refused: bool,
+    /// Locked while a statement runs; never contended, since pgwire handles
+    /// one message of a connection at a time.
+    session: tokio::sync::Mutex<Session>,
+    /// The ParameterStatus values the client last heard.
+    reported: parking_lot::Mutex<BTreeMap<&'static str, String>>,
+    /// Registered with the server's cancel registry once authenticated;
+    /// the guard unregisters it when the connection ends.
+    cancel: OnceLock<(Arc<ConnectionHandle>, ConnectionGuard)>,
+    busy: watch::Sender<bool>,
+}
+
+/// Marks the connection busy until dropped.
+struct Busy<'a>(&'a watch::Sender<bool>);
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.0.send_replace(false);
+    }
+}
+
+impl Connection {
+    fn busy(&self) -> Busy<'_> {
+        self.busy.send_replace(true);
+        Busy(&self.busy)
+    }
+
+    async fn transaction_status(&self) -> TransactionStatus {
+        match self.session.lock().await.txn {
+            TxnState::Idle => TransactionStatus::Idle,
+            TxnState::InBlock { .. } => TransactionStatus::Transaction,
+            TxnState::Failed { .. } => TransactionStatus::Error,
+        }
+    }
+}
+
+impl ErrorHandler for Connection {
+    fn on_error<C: ClientInfo>(&self, client: &C, error: &mut PgWireError) {
+        // Any error inside a block fails it, including the ones pgwire
+        // raises before a statement runs (Parse, Bind, Describe). The
+        // session is free here: the message that failed has been handled.
+        if !error.is_fatal() {
+            if let Ok(mut session) = self.session.try_lock() {
+                session.note_error();
+            }
+        }
+        errors::on_error(client, error);
+    }
+}
+
+/// pgwire's view of one connection: every handler is the connection itself,
+/// except cancel requests, which arrive on connections of their own.
+pub struct ConnectionHandlers {
+    connection: Arc<Connection>,
+    cancel: Arc<DefaultCancelHandler>,
+}
+
+impl PgWireServerHandlers for ConnectionHandlers {
+    fn simple_query_handler(&self) -> Arc<impl pgwire::api::query::SimpleQueryHandler> {
+        self.connection.clone()
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl pgwire::api::query::ExtendedQueryHandler> {
+        self.connection.clone()
+    }
+
+    fn startup_handler(&self) -> Arc<impl pgwire::api::auth::StartupHandler> {
+        self.connection.clone()
+    }
+
+    fn error_handler(&self) -> Arc<impl ErrorHandler> {
+        self.connection.clone()
+    }
+
+    fn cancel_handler(&self) -> Arc<impl pgwire::api::cancel::CancelHandler> {
+        self.cancel.clone()
+    }
+}

@@ -1,0 +1,239 @@
+//! The extended query protocol: Parse prepares through the engine (with the
+//! client's parameter types as hints), Describe reports the engine's
+//! parameter and result types, Execute runs a portal and streams up to
+//! max_rows of it, leaving the rest for the next Execute (PortalSuspended).
+
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use futures::{Sink, SinkExt, StreamExt};
+use pgwire::api::portal::{Format, Portal, PortalExecutionState};
+use pgwire::api::query::ExtendedQueryHandler;
+use pgwire::api::results::{FieldInfo, QueryResponse, Response, SendableRowStream, Tag};
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::store::{Entry, PortalStore};
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, Type, DEFAULT_NAME};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::extendedquery::{Execute, PortalSuspended};
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
+use pgwire::messages::PgWireBackendMessage;
+
+use super::errors::to_pgwire;
+use super::statement::{completion, Ran};
+use super::{encode, Connection};
+use crate::engine::{Engine, Prepared};
+use crate::error::{sqlstate, SqlError};
+use crate::types::SqlType;
+
+/// Parse: SQL text to a prepared statement, through the engine.
+pub(crate) struct Parser {
+    engine: Engine,
+}
+
+impl Parser {
+    pub(crate) fn new(engine: Engine) -> Parser {
+        Parser { engine }
+    }
+}
+
+#[async_trait]
+impl QueryParser for Parser {
+    type Statement = Prepared;
+
+    async fn parse_sql<C>(
+        &self,
+        _client: &C,
+        sql: &str,
+        types: &[Option<Type>],
+    ) -> PgWireResult<Option<Prepared>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let hints: Vec<Option<SqlType>> = types
+            .iter()
+            .map(|t| t.as_ref().and_then(SqlType::from_pg_type))
+            .collect();
+        let mut statements = self.engine.prepare(sql, &hints).await.map_err(to_pgwire)?;
+        if statements.len() > 1 {
+            return Err(to_pgwire(SqlError::new(
+                sqlstate::SYNTAX_ERROR,
+                "cannot insert multiple commands into a prepared statement",
+            )));
+        }
+        // None (a comment, say) is an empty statement, as in PostgreSQL.
+        Ok(statements.pop())
+    }
+
+    fn get_parameter_types(&self, stmt: &Prepared) -> PgWireResult<Vec<Type>> {
+        Ok(stmt.param_types.iter().map(SqlType::pg_type).collect())
+    }
+
+    fn get_result_schema(
+        &self,
+        stmt: &Prepared,
+        format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
+        let formats =
+            encode::result_formats(format.unwrap_or(&Format::UnifiedText), stmt.columns.len())
+                .map_err(to_pgwire)?;
+        Ok(encode::fields(&stmt.columns, &formats))
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Connection {
+    type Statement = Prepared;
+    type QueryParser = Parser;
+
+    fn query_parser(&self) -> std::sync::Arc<Parser> {
+        self.shared.parser.clone()
+    }
+
+    /// pgwire's default buffers a portal's rows before sending them and
+    /// derives the transaction status from the kinds of responses; this
+    /// streams the rows and takes the status from the session.
+    async fn on_execute<C>(&self, client: &mut C, message: Execute) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return Err(PgWireError::NotReadyForQuery);
+        }
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        let portal = match client.portal_store().get_portal(name) {
+            Some(Entry::Value(portal)) => portal,
+            Some(Entry::Empty) => {
+                return client
+                    .feed(PgWireBackendMessage::EmptyQueryResponse(
+                        EmptyQueryResponse::new(),
+                    ))
+                    .await
+                    .map_err(Into::into);
+            }
+            None => return Err(PgWireError::PortalNotFound(name.to_owned())),
+        };
+        let _busy = self.busy();
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        // 0 (or a negative count) means all rows.
+        let max_rows = usize::try_from(message.max_rows).unwrap_or(0);
+        let done = self.execute_portal(client, &portal, max_rows).await;
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        done
+    }
+
+    /// Runs the portal's statement, the first time the portal is executed.
+    async fn do_query<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let params = encode::parameters(portal).map_err(to_pgwire)?;
+        let cancel = self.cancel_signal().await;
+        let prepared = &portal.statement.statement;
+        Ok(
+            match self
+                .run(
+                    client,
+                    prepared,
+                    params,
+                    &portal.result_column_format,
+                    cancel,
+                )
+                .await?
+            {
+                Ran::Rows { fields, tag, rows } => {
+                    let mut response = QueryResponse::new(fields, rows);
+                    response.set_command_tag(&tag);
+                    Response::Query(response)
+                }
+                Ran::Done { tag } => Response::Execution(Tag::new(&tag)),
+            },
+        )
+    }
+}
+
+impl Connection {
+    async fn execute_portal<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+        max_rows: usize,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let state = portal.state();
+        let mut state = state.lock().await;
+        if let PortalExecutionState::Initial = *state {
+            match self.do_query(client, portal, max_rows).await? {
+                Response::Query(response) => *state = PortalExecutionState::Suspended(response),
+                Response::Execution(tag) => {
+                    client
+                        .feed(PgWireBackendMessage::CommandComplete(tag.into()))
+                        .await?;
+                    return self.after_statement(client).await;
+                }
+                _ => return Err(to_pgwire(SqlError::internal("unexpected response"))),
+            }
+        }
+        let message = match &mut *state {
+            PortalExecutionState::Suspended(response) => {
+                let tag = response.command_tag().to_owned();
+                match send_rows(client, response.data_rows(), max_rows).await {
+                    Ok(Some(sent)) => {
+                        *state = PortalExecutionState::Finished;
+                        PgWireBackendMessage::CommandComplete(completion(&tag, sent))
+                    }
+                    Ok(None) => PgWireBackendMessage::PortalSuspended(PortalSuspended::new()),
+                    Err(e) => {
+                        *state = PortalExecutionState::Finished;
+                        return Err(e);
+                    }
+                }
+            }
+            // Executing a portal that has run out of rows returns no more.
+            _ => PgWireBackendMessage::CommandComplete(CommandComplete::new("SELECT 0".into())),
+        };
+        client.feed(message).await?;
+        self.after_statement(client).await
+    }
+}
+
+/// Streams up to `max_rows` rows (0: all). Some(count) once the rows ran
+/// out, None if more remain.
+async fn send_rows<C>(
+    client: &mut C,
+    rows: &mut SendableRowStream,
+    max_rows: usize,
+) -> PgWireResult<Option<usize>>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    C::Error: Debug,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let mut sent = 0;
+    while max_rows == 0 || sent < max_rows {
+        match rows.next().await {
+            Some(row) => {
+                client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                sent += 1;
+            }
+            None => return Ok(Some(sent)),
+        }
+    }
+    // PostgreSQL suspends after max_rows even if none are left; so do we.
+    Ok(None)
+}

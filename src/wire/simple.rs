@@ -1,0 +1,149 @@
+//! The simple query protocol: a query string of one or more statements, run
+//! in order and stopped at the first error, each result streamed as it is
+//! produced.
+
+use std::fmt::Debug;
+
+use async_trait::async_trait;
+use futures::{Sink, SinkExt, StreamExt};
+use pgwire::api::portal::Format;
+use pgwire::api::query::{send_ready_for_query, SimpleQueryHandler};
+use pgwire::api::results::Response;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::data::RowDescription;
+use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
+use pgwire::messages::simplequery::Query;
+use pgwire::messages::PgWireBackendMessage;
+
+use super::errors::to_pgwire;
+use super::interrupt::CancelSignal;
+use super::statement::{completion, Ran};
+use super::Connection;
+use crate::engine::Prepared;
+
+/// Only semicolons and whitespace: PostgreSQL answers EmptyQueryResponse.
+fn is_empty_query(query: &str) -> bool {
+    query.chars().all(|c| c == ';' || c.is_whitespace())
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Connection {
+    /// pgwire's default sets the transaction status from the kinds of
+    /// responses; keyclaim's comes from the session, which also knows about
+    /// ROLLBACK TO and failed blocks.
+    async fn on_query<C>(&self, client: &mut C, query: Query) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
+            return Err(PgWireError::NotReadyForQuery);
+        }
+        let _busy = self.busy();
+        client.set_state(PgWireConnectionState::QueryInProgress);
+        let done = self.do_query(client, &query.query).await;
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        done?;
+        let status = self.transaction_status().await;
+        client.set_transaction_status(status);
+        send_ready_for_query(client, status).await
+    }
+
+    /// Sends every result itself, as it streams, so it returns no Responses.
+    /// A statement error ends the query string with an ErrorResponse; only
+    /// connection errors are returned.
+    async fn do_query<C>(&self, client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if is_empty_query(query) {
+            client
+                .feed(PgWireBackendMessage::EmptyQueryResponse(
+                    EmptyQueryResponse::new(),
+                ))
+                .await?;
+            return Ok(Vec::new());
+        }
+        let cancel = self.cancel_signal().await;
+        let outcome = async {
+            let statements = self
+                .shared
+                .engine
+                .prepare(query, &[])
+                .await
+                .map_err(to_pgwire)?;
+            if statements.is_empty() {
+                client
+                    .feed(PgWireBackendMessage::EmptyQueryResponse(
+                        EmptyQueryResponse::new(),
+                    ))
+                    .await?;
+            }
+            for statement in &statements {
+                self.run_simple(client, statement, cancel.clone()).await?;
+            }
+            Ok(())
+        }
+        .await;
+        match outcome {
+            Ok(()) => Ok(Vec::new()),
+            Err(PgWireError::UserError(info)) if !info.is_fatal() => {
+                self.note_error().await;
+                client
+                    .feed(PgWireBackendMessage::ErrorResponse((*info).into()))
+                    .await?;
+                Ok(Vec::new())
+            }
+            Err(other) => Err(other),
+        }
+    }
+}
+
+impl Connection {
+    async fn run_simple<C>(
+        &self,
+        client: &mut C,
+        statement: &Prepared,
+        cancel: Option<CancelSignal>,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let ran = self
+            .run(client, statement, Vec::new(), &Format::UnifiedText, cancel)
+            .await?;
+        let complete = match ran {
+            Ran::Rows {
+                fields,
+                tag,
+                mut rows,
+            } => {
+                let description = RowDescription::new(fields.iter().map(Into::into).collect());
+                client
+                    .feed(PgWireBackendMessage::RowDescription(description))
+                    .await?;
+                let mut count = 0;
+                while let Some(row) = rows.next().await {
+                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                    count += 1;
+                }
+                completion(&tag, count)
+            }
+            Ran::Done { tag } => CommandComplete::new(tag),
+        };
+        client
+            .feed(PgWireBackendMessage::CommandComplete(complete))
+            .await?;
+        self.after_statement(client).await
+    }
+}

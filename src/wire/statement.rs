@@ -1,0 +1,160 @@
+//! One statement through the engine, shared by both query protocols: run it
+//! under the connection's interrupts, send its notices, and afterwards bring
+//! the client's transaction status and ParameterStatus values up to date.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use futures::{Sink, SinkExt};
+use pgwire::api::portal::Format;
+use pgwire::api::results::{FieldInfo, SendableRowStream, Tag};
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore};
+use pgwire::error::{PgWireError, PgWireResult};
+use pgwire::messages::response::CommandComplete;
+use pgwire::messages::startup::ParameterStatus;
+use pgwire::messages::PgWireBackendMessage;
+
+use super::errors::{notice, to_pgwire};
+use super::interrupt::{signal, CancelSignal, Interrupt};
+use super::{encode, Connection};
+use crate::engine::{Outcome, Prepared};
+use crate::types::Value;
+
+/// What a statement produced, ready for the wire.
+pub(crate) enum Ran {
+    /// Rows still to stream; `tag` is the command word(s) before the count.
+    Rows {
+        fields: Arc<Vec<FieldInfo>>,
+        tag: String,
+        rows: SendableRowStream,
+    },
+    /// A complete command tag.
+    Done { tag: String },
+}
+
+/// The commands whose tag PostgreSQL ends with a row count ("SELECT 3",
+/// "INSERT 0 3"); others, like SHOW, have none.
+const COUNTED: &[&str] = &[
+    "SELECT", "INSERT", "UPDATE", "DELETE", "MERGE", "FETCH", "MOVE", "COPY",
+];
+
+pub(crate) fn completion(tag: &str, rows: usize) -> CommandComplete {
+    let word = tag.split_whitespace().next().unwrap_or_default();
+    if COUNTED.contains(&word) {
+        Tag::new(tag).with_rows(rows).into()
+    } else {
+        Tag::new(tag).into()
+    }
+}
+
+impl Connection {
+    /// A fresh cancel signal for the query about to run: a cancel request
+    /// from now on ends it.
+    pub(crate) async fn cancel_signal(&self) -> Option<CancelSignal> {
+        let (handle, _) = self.cancel.get()?;
+        Some(signal(handle.start_query().await))
+    }
+
+    /// Runs one statement. Its statement_timeout and the cancel signal cover
+    /// the rows as they stream, too.
+    pub(crate) async fn run<C>(
+        &self,
+        client: &mut C,
+        prepared: &Prepared,
+        params: Vec<Value>,
+        result_format: &Format,
+        cancel: Option<CancelSignal>,
+    ) -> PgWireResult<Ran>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut session = self.session.lock().await;
+        let interrupt = Interrupt::new(cancel, session.statement_timeout());
+        let executed = interrupt
+            .guard(self.shared.engine.execute(&mut session, prepared, params))
+            .await
+            .map_err(to_pgwire)?;
+        for n in executed
+            .notices
+            .iter()
+            .filter(|n| session.wants_notice(n.severity))
+        {
+            client
+                .feed(PgWireBackendMessage::NoticeResponse(notice(n)))
+                .await?;
+        }
+        drop(session);
+        Ok(match executed.outcome {
+            Outcome::Rows { columns, rows, tag } => {
+                let formats =
+                    encode::result_formats(result_format, columns.len()).map_err(to_pgwire)?;
+                Ran::Rows {
+                    fields: Arc::new(encode::fields(&columns, &formats)),
+                    tag,
+                    rows: encode::data_rows(interrupt.guard_stream(rows), columns, formats),
+                }
+            }
+            Outcome::Command { tag } | Outcome::TxnStart { tag } | Outcome::TxnEnd { tag } => {
+                // PostgreSQL's DISCARD ALL also closes every portal.
+                if tag == "DISCARD ALL" {
+                    client.portal_store().clear_portals();
+                }
+                Ran::Done { tag }
+            }
+        })
+    }
+
+    /// After a statement: the transaction status ReadyForQuery will carry,
+    /// and ParameterStatus for each reported setting that changed (SET
+    /// application_name, a ROLLBACK that undid a SET, ...).
+    pub(crate) async fn after_statement<C>(&self, client: &mut C) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        client.set_transaction_status(self.transaction_status().await);
+        let now = self.session.lock().await.reported();
+        let changed: Vec<(&'static str, String)> = {
+            let mut last = self.reported.lock();
+            now.into_iter()
+                .filter(|(name, value)| {
+                    let unchanged = last.get(name) == Some(value);
+                    last.insert(name, value.clone());
+                    !unchanged
+                })
+                .collect()
+        };
+        for (name, value) in changed {
+            client
+                .feed(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
+                    name.to_owned(),
+                    value,
+                )))
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// A statement failed: a block it ran in is now failed.
+    pub(crate) async fn note_error(&self) {
+        self.session.lock().await.note_error();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_row_counting_commands_carry_a_count() {
+        assert_eq!(completion("SELECT", 3).tag, "SELECT 3");
+        assert_eq!(completion("INSERT 0", 2).tag, "INSERT 0 2");
+        assert_eq!(completion("UPDATE", 0).tag, "UPDATE 0");
+        assert_eq!(completion("SHOW", 1).tag, "SHOW");
+    }
+}
