@@ -18,7 +18,7 @@ use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
 
 use super::errors::to_pgwire;
-use super::interrupt::CancelSignal;
+use super::interrupt::{CancelSignal, Interrupt};
 use super::statement::{completion, Ran};
 use super::Connection;
 use crate::engine::Prepared;
@@ -73,12 +73,9 @@ impl SimpleQueryHandler for Connection {
         }
         let cancel = self.cancel_signal().await;
         let outcome = async {
-            let statements = self
-                .shared
-                .engine
-                .prepare(query, &[])
-                .await
-                .map_err(to_pgwire)?;
+            // The whole string parses first, so a syntax error anywhere runs
+            // nothing, as in PostgreSQL.
+            let statements = crate::sql::parse(query).map_err(to_pgwire)?;
             if statements.is_empty() {
                 client
                     .feed(PgWireBackendMessage::EmptyQueryResponse(
@@ -86,8 +83,18 @@ impl SimpleQueryHandler for Connection {
                     ))
                     .await?;
             }
-            for statement in &statements {
-                self.run_simple(client, statement, cancel.clone()).await?;
+            for statement in statements {
+                // Each is planned just before it runs, so it sees the tables
+                // the statements before it created.
+                let sql = statement.to_string();
+                let planning = self.shared.engine.prepare(&sql, &[]);
+                let prepared = Interrupt::new(cancel.clone(), None)
+                    .guard(planning)
+                    .await
+                    .map_err(to_pgwire)?;
+                for one in &prepared {
+                    self.run_simple(client, one, cancel.clone()).await?;
+                }
             }
             Ok(())
         }
