@@ -1,0 +1,250 @@
+//! The protocol itself: extended query (named and unnamed statements,
+//! portals fetched in pieces, text and binary formats), cancel requests,
+//! statement_timeout, and errors with their fields.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use tokio_postgres::error::SqlState;
+use tokio_postgres::types::Type;
+use tokio_postgres::NoTls;
+
+#[tokio::test]
+async fn prepared_show_describes_and_runs() {
+    let server = common::start().await;
+    let client = server.connect().await;
+    let show = client.prepare("SHOW server_version").await.unwrap();
+    assert!(show.params().is_empty());
+    assert_eq!(show.columns().len(), 1);
+    assert_eq!(show.columns()[0].name(), "server_version");
+    assert_eq!(show.columns()[0].type_(), &Type::TEXT);
+    // Run it more than once; tokio-postgres asks for binary results.
+    for _ in 0..3 {
+        let row = client.query_one(&show, &[]).await.unwrap();
+        assert_eq!(row.get::<_, &str>(0), "16.4");
+    }
+    // Statements that return nothing describe as NoData.
+    let set = client.prepare("SET application_name = 'p'").await.unwrap();
+    assert!(set.columns().is_empty());
+    assert_eq!(client.execute(&set, &[]).await.unwrap(), 0);
+}
+
+#[tokio::test]
+async fn portals_fetch_in_pieces() {
+    let server = common::start().await;
+    let mut client = server.connect().await;
+    let all = client.query("SHOW ALL", &[]).await.unwrap();
+    assert!(all.len() > 20, "{}", all.len());
+    let tx = client.transaction().await.unwrap();
+    let show = tx.prepare("SHOW ALL").await.unwrap();
+    let portal = tx.bind(&show, &[]).await.unwrap();
+    let mut fetched = Vec::new();
+    loop {
+        let piece = tx.query_portal(&portal, 7).await.unwrap();
+        if piece.is_empty() {
+            break;
+        }
+        assert!(piece.len() <= 7);
+        fetched.extend(piece.iter().map(|r| r.get::<_, String>("name")));
+    }
+    tx.commit().await.unwrap();
+    let expected: Vec<String> = all.iter().map(|r| r.get("name")).collect();
+    assert_eq!(fetched, expected);
+}
+
+#[tokio::test]
+async fn text_parameters_and_results_in_the_extended_protocol() {
+    let server = common::start().await;
+    let (mut c, _) = server.raw().await;
+    c.query("CREATE TABLE kv (k integer PRIMARY KEY, v text)")
+        .await;
+    let reply = c
+        .extended(
+            "INSERT INTO kv VALUES ($1, $2)",
+            &[Some("7"), Some("seven")],
+        )
+        .await;
+    assert_eq!(reply.tags(), ["INSERT 0 1"], "{reply:?}");
+    let reply = c
+        .extended("INSERT INTO kv VALUES ($1, $2)", &[Some("8"), None])
+        .await;
+    assert_eq!(reply.tags(), ["INSERT 0 1"], "{reply:?}");
+    let reply = c
+        .extended("SELECT k, v FROM kv WHERE k >= $1", &[Some("7")])
+        .await;
+    assert_eq!(
+        reply.columns(),
+        [
+            ("k".to_owned(), Type::INT4.oid()),
+            ("v".to_owned(), Type::TEXT.oid())
+        ]
+    );
+    let mut rows = reply.rows();
+    rows.sort();
+    assert_eq!(
+        rows,
+        [
+            vec![Some("7".to_owned()), Some("seven".to_owned())],
+            vec![Some("8".to_owned()), None]
+        ]
+    );
+    assert_eq!(reply.tags(), ["SELECT 2"]);
+
+    // A bad text parameter fails as the type's input function would.
+    let reply = c
+        .extended("SELECT v FROM kv WHERE k = $1", &[Some("x")])
+        .await;
+    assert_eq!(
+        reply.errors(),
+        [(
+            "22P02".to_owned(),
+            "invalid input syntax for type integer: \"x\"".to_owned()
+        )]
+    );
+    assert_eq!(reply.status(), 'I');
+    // A wrong parameter count is a protocol violation.
+    let reply = c.extended("SELECT v FROM kv WHERE k = $1", &[]).await;
+    assert_eq!(
+        reply.errors(),
+        [(
+            "08P01".to_owned(),
+            "bind message supplies 0 parameters, but prepared statement \"\" requires 1".to_owned()
+        )]
+    );
+}
+
+#[tokio::test]
+async fn parameter_types_come_from_the_engine_or_the_client() {
+    let server = common::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE typed (id bigint PRIMARY KEY, name varchar(10))")
+        .await
+        .unwrap();
+    let insert = client
+        .prepare("INSERT INTO typed VALUES ($1, $2)")
+        .await
+        .unwrap();
+    assert_eq!(insert.params(), [Type::INT8, Type::VARCHAR]);
+    client.execute(&insert, &[&1i64, &"one"]).await.unwrap();
+    let select = client
+        .prepare_typed("SELECT name FROM typed WHERE id = $1", &[Type::INT8])
+        .await
+        .unwrap();
+    assert_eq!(select.params(), [Type::INT8]);
+    assert_eq!(select.columns()[0].type_(), &Type::VARCHAR);
+    let row = client.query_one(&select, &[&1i64]).await.unwrap();
+    assert_eq!(row.get::<_, &str>(0), "one");
+}
+
+#[tokio::test]
+async fn errors_carry_their_fields_and_keep_the_connection() {
+    let server = common::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE u (id integer PRIMARY KEY, email text UNIQUE)")
+        .await
+        .unwrap();
+    client
+        .execute("INSERT INTO u VALUES ($1, $2)", &[&1i32, &"a@x"])
+        .await
+        .unwrap();
+    let e = client
+        .execute("INSERT INTO u VALUES ($1, $2)", &[&2i32, &"a@x"])
+        .await
+        .unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.severity(), "ERROR");
+    assert_eq!(db.code(), &SqlState::UNIQUE_VIOLATION);
+    assert_eq!(
+        db.message(),
+        "duplicate key value violates unique constraint \"u_email_key\""
+    );
+    assert_eq!(db.detail(), Some("Key (email)=(a@x) already exists."));
+    assert_eq!(db.schema(), Some("public"));
+    assert_eq!(db.table(), Some("u"));
+    assert_eq!(db.constraint(), Some("u_email_key"));
+
+    let e = client.prepare("SELEC 1").await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
+    let e = client.prepare("SHOW a; SHOW b").await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::SYNTAX_ERROR));
+    assert_eq!(
+        e.as_db_error().unwrap().message(),
+        "cannot insert multiple commands into a prepared statement"
+    );
+    let row = client.query_one("SHOW server_version", &[]).await.unwrap();
+    assert_eq!(row.get::<_, &str>(0), "16.4");
+}
+
+#[tokio::test]
+async fn statement_timeout_cancels_with_57014() {
+    let server = common::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("SET statement_timeout = '100ms'")
+        .await
+        .unwrap();
+    let started = Instant::now();
+    let e = client
+        .batch_execute("SELECT pg_sleep(5)")
+        .await
+        .unwrap_err();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code(), &SqlState::QUERY_CANCELED);
+    assert_eq!(db.message(), "canceling statement due to statement timeout");
+    // The same through the extended protocol, then back to normal.
+    let e = client.query("SELECT pg_sleep(5)", &[]).await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::QUERY_CANCELED));
+    client
+        .batch_execute("SET statement_timeout = 0")
+        .await
+        .unwrap();
+    client.batch_execute("SELECT pg_sleep(0.2)").await.unwrap();
+}
+
+#[tokio::test]
+async fn a_cancel_request_ends_the_running_statement() {
+    let server = common::start().await;
+    let client = server.connect().await;
+    let token = client.cancel_token();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        token.cancel_query(NoTls).await.unwrap();
+    });
+    let started = Instant::now();
+    let e = client
+        .batch_execute("SELECT pg_sleep(5)")
+        .await
+        .unwrap_err();
+    canceller.await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code(), &SqlState::QUERY_CANCELED);
+    assert_eq!(db.message(), "canceling statement due to user request");
+    // A cancel between statements cancels nothing.
+    client.cancel_token().cancel_query(NoTls).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let row = client.query_one("SHOW server_version", &[]).await.unwrap();
+    assert_eq!(row.get::<_, &str>(0), "16.4");
+}
+
+#[tokio::test]
+async fn a_timeout_inside_a_block_fails_the_block() {
+    let server = common::start().await;
+    let (mut c, _) = server.raw().await;
+    let reply = c
+        .query("BEGIN; SET LOCAL statement_timeout = 50; SELECT pg_sleep(2)")
+        .await;
+    assert_eq!(
+        reply.errors(),
+        [(
+            "57014".to_owned(),
+            "canceling statement due to statement timeout".to_owned()
+        )]
+    );
+    assert_eq!(reply.status(), 'E');
+    assert_eq!(c.query("ROLLBACK").await.status(), 'I');
+}
