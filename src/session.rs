@@ -242,10 +242,10 @@ fn parse_options(options: &str) -> Vec<(String, String)> {
     while let Some(w) = words.next() {
         let assignment = if w == "-c" {
             words.next()
-        } else if let Some(rest) = w.strip_prefix("-c").or_else(|| w.strip_prefix("--")) {
-            Some(rest.to_owned())
         } else {
-            None
+            w.strip_prefix("-c")
+                .or_else(|| w.strip_prefix("--"))
+                .map(str::to_owned)
         };
         if let Some((name, value)) = assignment.as_deref().and_then(|a| a.split_once('=')) {
             out.push((name.replace('-', "_"), value.to_owned()));

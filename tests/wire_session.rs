@@ -37,7 +37,7 @@ async fn startup_reports_the_parameters_clients_check() {
     }
     assert_eq!(startup.status(), 'I');
     assert!(
-        startup.messages.iter().any(|m| *m == Msg::Other('K')),
+        startup.messages.contains(&Msg::Other('K')),
         "BackendKeyData"
     );
 }

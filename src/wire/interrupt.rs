@@ -108,7 +108,7 @@ mod tests {
     use super::*;
     use crate::types::Value;
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_timeout_ends_slow_work_with_57014() {
         let interrupt = Interrupt::new(None, Some(Duration::from_millis(100)));
         let slow = async {
@@ -137,7 +137,7 @@ mod tests {
         assert_eq!(interrupt.guard(async { Ok(1) }).await.unwrap(), 1);
     }
 
-    #[tokio::test(start_paused = true)]
+    #[tokio::test]
     async fn a_timeout_ends_a_row_stream() {
         let rows: RowStream = futures::stream::iter(vec![Ok(vec![Value::Int4(1)])])
             .chain(futures::stream::pending())
