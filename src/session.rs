@@ -548,24 +548,22 @@ impl Session {
     /// SET [LOCAL] name = value / TO DEFAULT.
     fn assign(&mut self, name: &str, arg: SetArg, local: bool) -> SqlResult<Executed> {
         let guc = settings::lookup(name);
+        // PostgreSQL counts the arguments before it looks the name up.
+        if let SetArg::Values(values) = &arg {
+            if values.len() > 1 && !guc.is_some_and(|g| g.takes_list()) {
+                return Err(settings::one_argument(name));
+            }
+        }
         if guc.is_none() && !settings::is_custom(name) {
             return Err(settings::unrecognized(name));
         }
         if let Some(g) = guc.filter(|g| g.kind == Kind::ReadOnly) {
             return Err(settings::read_only(g.name));
         }
-        let value = match (&arg, guc) {
+        let value = match (arg, guc) {
             (SetArg::Default, _) => self.reset_value(name),
-            (SetArg::Values(v), Some(g)) => g.canonical(v)?,
-            (SetArg::Values(v), None) => match v.as_slice() {
-                [one] => one.clone(),
-                _ => {
-                    return Err(SqlError::new(
-                        sqlstate::INVALID_PARAMETER_VALUE,
-                        format!("SET {name} takes only one argument"),
-                    ))
-                }
-            },
+            (SetArg::Values(v), Some(g)) => g.canonical(&v)?,
+            (SetArg::Values(mut v), None) => v.remove(0),
         };
         // transaction_isolation and friends describe the current block only;
         // outside one PostgreSQL accepts and forgets them.
@@ -577,6 +575,11 @@ impl Session {
         }
         if local {
             if !self.in_block() {
+                // Without effect, but PostgreSQL has created the custom
+                // setting by now, empty.
+                if settings::is_custom(name) {
+                    self.settings.entry(name.to_owned()).or_default();
+                }
                 return Ok(with_notice(
                     command("SET"),
                     sqlstate::NO_ACTIVE_TRANSACTION,

@@ -367,17 +367,26 @@ fn unsupported(name: &str, value: &str, supported: &str) -> SqlError {
     )
 }
 
+pub fn one_argument(name: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::INVALID_PARAMETER_VALUE,
+        format!("SET {name} takes only one argument"),
+    )
+}
+
 impl Guc {
+    /// Whether `SET name = a, b` is a list rather than an error.
+    pub fn takes_list(&self) -> bool {
+        matches!(self.kind, Kind::IdentList | Kind::DateStyle)
+    }
+
     /// Checks the value(s) of `SET name = v1, v2` and returns the value as
     /// SHOW prints it.
     pub fn canonical(&self, values: &[String]) -> SqlResult<String> {
         let single = || -> SqlResult<&str> {
             match values {
                 [one] => Ok(one.as_str()),
-                _ => Err(SqlError::new(
-                    sqlstate::INVALID_PARAMETER_VALUE,
-                    format!("SET {} takes only one argument", self.name),
-                )),
+                _ => Err(one_argument(self.name)),
             }
         };
         match self.kind {
