@@ -54,6 +54,23 @@ async fn portals_fetch_in_pieces() {
 }
 
 #[tokio::test]
+async fn statement_timeout_counts_each_execute_on_its_own() {
+    let server = common::start().await;
+    let mut client = server.connect().await;
+    let tx = client.transaction().await.unwrap();
+    tx.batch_execute("SET LOCAL statement_timeout = 200")
+        .await
+        .unwrap();
+    let portal = tx.bind("SHOW ALL", &[]).await.unwrap();
+    tx.query_portal(&portal, 5).await.unwrap();
+    // Longer than the timeout between fetches, as a slow consumer would be.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let rest = tx.query_portal(&portal, 0).await.unwrap();
+    assert!(!rest.is_empty());
+    tx.commit().await.unwrap();
+}
+
+#[tokio::test]
 async fn text_parameters_and_results_in_the_extended_protocol() {
     let server = common::start().await;
     let (mut c, _) = server.raw().await;

@@ -27,6 +27,12 @@ pub(crate) fn to_pgwire(e: SqlError) -> PgWireError {
     PgWireError::UserError(Box::new(error_info(&e)))
 }
 
+impl From<SqlError> for PgWireError {
+    fn from(e: SqlError) -> PgWireError {
+        to_pgwire(e)
+    }
+}
+
 /// An error that ends the connection, as PostgreSQL's FATAL.
 pub(crate) fn fatal(code: &str, message: impl Into<String>) -> PgWireError {
     let mut info = ErrorInfo::new(SEVERITY_FATAL.into(), code.into(), message.into());

@@ -19,6 +19,7 @@ use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::PgWireBackendMessage;
 
 use super::errors::to_pgwire;
+use super::interrupt::Interrupt;
 use super::statement::{completion, Ran};
 use super::{encode, Connection};
 use crate::engine::{Engine, Prepared};
@@ -53,7 +54,7 @@ impl QueryParser for Parser {
             .iter()
             .map(|t| t.as_ref().and_then(SqlType::from_pg_type))
             .collect();
-        let mut statements = self.engine.prepare(sql, &hints).await.map_err(to_pgwire)?;
+        let mut statements = self.engine.prepare(sql, &hints).await?;
         if statements.len() > 1 {
             return Err(to_pgwire(SqlError::new(
                 sqlstate::SYNTAX_ERROR,
@@ -74,8 +75,7 @@ impl QueryParser for Parser {
         format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
         let formats =
-            encode::result_formats(format.unwrap_or(&Format::UnifiedText), stmt.columns.len())
-                .map_err(to_pgwire)?;
+            encode::result_formats(format.unwrap_or(&Format::UnifiedText), stmt.columns.len())?;
         Ok(encode::fields(&stmt.columns, &formats))
     }
 }
@@ -124,7 +124,8 @@ impl ExtendedQueryHandler for Connection {
         done
     }
 
-    /// Runs the portal's statement, the first time the portal is executed.
+    /// Runs the portal's statement. keyclaim's `on_execute` does not come
+    /// here; this serves pgwire's default Execute path, should it be used.
     async fn do_query<C>(
         &self,
         client: &mut C,
@@ -137,32 +138,41 @@ impl ExtendedQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        let params = encode::parameters(portal).map_err(to_pgwire)?;
-        let cancel = self.cancel_signal().await;
-        let prepared = &portal.statement.statement;
-        Ok(
-            match self
-                .run(
-                    client,
-                    prepared,
-                    params,
-                    &portal.result_column_format,
-                    cancel,
-                )
-                .await?
-            {
-                Ran::Rows { fields, tag, rows } => {
-                    let mut response = QueryResponse::new(fields, rows);
-                    response.set_command_tag(&tag);
-                    Response::Query(response)
-                }
-                Ran::Done { tag } => Response::Execution(Tag::new(&tag)),
-            },
-        )
+        let interrupt = self.interrupt(self.cancel_signal().await).await;
+        Ok(match self.start_portal(client, portal, &interrupt).await? {
+            Ran::Rows { fields, tag, rows } => {
+                let mut response = QueryResponse::new(fields, rows);
+                response.set_command_tag(&tag);
+                Response::Query(response)
+            }
+            Ran::Done { tag } => Response::Execution(Tag::new(&tag)),
+        })
     }
 }
 
 impl Connection {
+    /// The first Execute of a portal: bind its parameters and run it.
+    async fn start_portal<C>(
+        &self,
+        client: &mut C,
+        portal: &Portal<Prepared>,
+        interrupt: &Interrupt,
+    ) -> PgWireResult<Ran>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Prepared>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let params = encode::parameters(portal)?;
+        let prepared = &portal.statement.statement;
+        let format = &portal.result_column_format;
+        self.run(client, prepared, params, format, interrupt).await
+    }
+
+    /// One Execute: runs the portal the first time, then sends up to
+    /// `max_rows` of its rows. A cancel request or statement_timeout ends
+    /// this Execute's work, as PostgreSQL times each Execute on its own.
     async fn execute_portal<C>(
         &self,
         client: &mut C,
@@ -175,24 +185,31 @@ impl Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        let interrupt = self.interrupt(self.cancel_signal().await).await;
         let state = portal.state();
         let mut state = state.lock().await;
         if let PortalExecutionState::Initial = *state {
-            match self.do_query(client, portal, max_rows).await? {
-                Response::Query(response) => *state = PortalExecutionState::Suspended(response),
-                Response::Execution(tag) => {
+            match self.start_portal(client, portal, &interrupt).await? {
+                Ran::Rows { fields, tag, rows } => {
+                    let mut response = QueryResponse::new(fields, rows);
+                    response.set_command_tag(&tag);
+                    *state = PortalExecutionState::Suspended(response);
+                }
+                Ran::Done { tag } => {
                     client
-                        .feed(PgWireBackendMessage::CommandComplete(tag.into()))
+                        .feed(PgWireBackendMessage::CommandComplete(CommandComplete::new(
+                            tag,
+                        )))
                         .await?;
                     return self.after_statement(client).await;
                 }
-                _ => return Err(to_pgwire(SqlError::internal("unexpected response"))),
             }
         }
         let message = match &mut *state {
             PortalExecutionState::Suspended(response) => {
                 let tag = response.command_tag().to_owned();
-                match send_rows(client, response.data_rows(), max_rows).await {
+                let sending = send_rows(client, response.data_rows(), max_rows);
+                match interrupt.guard(sending).await {
                     Ok(Some(sent)) => {
                         *state = PortalExecutionState::Finished;
                         PgWireBackendMessage::CommandComplete(completion(&tag, sent))

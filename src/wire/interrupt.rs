@@ -1,24 +1,22 @@
 //! Ending a statement early: a cancel request from the client, or the
-//! session's statement_timeout. Both cover the whole statement, including
-//! the time its rows take to stream, and both answer 57014 as PostgreSQL.
+//! session's statement_timeout. An interrupt covers the work of one protocol
+//! message (a Query's statement, an Execute), rows streaming included, as
+//! PostgreSQL's timer does; both answer 57014.
 
 use std::future::Future;
 use std::time::Duration;
 
 use futures::channel::oneshot;
 use futures::future::{pending, FutureExt, Shared};
-use futures::StreamExt;
 use tokio::time::{sleep_until, Instant};
 
-use crate::engine::RowStream;
-use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::error::{sqlstate, SqlError};
 
 /// Fires when the client's cancel request for the current query arrives.
 /// Resolves to Err when the query ends without one (the sender is replaced
 /// for the next query), which is not a cancel.
 pub(crate) type CancelSignal = Shared<oneshot::Receiver<()>>;
 
-#[derive(Clone, Default)]
 pub(crate) struct Interrupt {
     cancel: Option<CancelSignal>,
     deadline: Option<Instant>,
@@ -65,36 +63,18 @@ impl Interrupt {
 
     /// Runs `work` unless the statement is interrupted first; then `work` is
     /// dropped where it stands.
-    pub(crate) async fn guard<T>(&self, work: impl Future<Output = SqlResult<T>>) -> SqlResult<T> {
+    pub(crate) async fn guard<T, E: From<SqlError>>(
+        &self,
+        work: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
         if self.is_inert() {
             return work.await;
         }
         tokio::select! {
             biased;
             done = work => done,
-            error = self.fired() => Err(error),
+            error = self.fired() => Err(error.into()),
         }
-    }
-
-    /// The same rows, ending with the interrupt's error if it fires first.
-    pub(crate) fn guard_stream(self, rows: RowStream) -> RowStream {
-        if self.is_inert() {
-            return rows;
-        }
-        futures::stream::unfold(Some((rows, self)), |state| async move {
-            let (mut rows, this) = state?;
-            let next = tokio::select! {
-                biased;
-                row = rows.next() => Ok(row),
-                error = this.fired() => Err(error),
-            };
-            match next {
-                Ok(Some(row)) => Some((row, Some((rows, this)))),
-                Ok(None) => None,
-                Err(error) => Some((Err(error), None)),
-            }
-        })
-        .boxed()
     }
 }
 
@@ -106,14 +86,14 @@ pub(crate) fn signal(receiver: oneshot::Receiver<()>) -> CancelSignal {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::types::Value;
+    use crate::error::SqlResult;
 
     #[tokio::test]
     async fn a_timeout_ends_slow_work_with_57014() {
         let interrupt = Interrupt::new(None, Some(Duration::from_millis(100)));
         let slow = async {
             tokio::time::sleep(Duration::from_secs(10)).await;
-            Ok(())
+            SqlResult::Ok(())
         };
         let e = interrupt.guard(slow).await.unwrap_err();
         assert_eq!(e.code, "57014");
@@ -134,18 +114,9 @@ mod tests {
         let (tx, rx) = oneshot::channel::<()>();
         let interrupt = Interrupt::new(Some(signal(rx)), None);
         drop(tx);
-        assert_eq!(interrupt.guard(async { Ok(1) }).await.unwrap(), 1);
-    }
-
-    #[tokio::test]
-    async fn a_timeout_ends_a_row_stream() {
-        let rows: RowStream = futures::stream::iter(vec![Ok(vec![Value::Int4(1)])])
-            .chain(futures::stream::pending())
-            .boxed();
-        let interrupt = Interrupt::new(None, Some(Duration::from_millis(10)));
-        let got: Vec<_> = interrupt.guard_stream(rows).collect().await;
-        assert_eq!(got.len(), 2);
-        assert!(got[0].is_ok());
-        assert_eq!(got[1].as_ref().unwrap_err().code, "57014");
+        assert_eq!(
+            interrupt.guard(async { SqlResult::Ok(1) }).await.unwrap(),
+            1
+        );
     }
 }

@@ -17,8 +17,7 @@ use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
 
-use super::errors::to_pgwire;
-use super::interrupt::{CancelSignal, Interrupt};
+use super::interrupt::Interrupt;
 use super::statement::{completion, Ran};
 use super::Connection;
 use crate::engine::Prepared;
@@ -75,7 +74,7 @@ impl SimpleQueryHandler for Connection {
         let outcome = async {
             // The whole string parses first, so a syntax error anywhere runs
             // nothing, as in PostgreSQL.
-            let statements = crate::sql::parse(query).map_err(to_pgwire)?;
+            let statements = crate::sql::parse(query)?;
             if statements.is_empty() {
                 client
                     .feed(PgWireBackendMessage::EmptyQueryResponse(
@@ -84,16 +83,17 @@ impl SimpleQueryHandler for Connection {
                     .await?;
             }
             for statement in statements {
+                // statement_timeout applies to each statement on its own, and
+                // is read as the statements before it left it.
+                let interrupt = self.interrupt(cancel.clone()).await;
                 // Each is planned just before it runs, so it sees the tables
                 // the statements before it created.
                 let sql = statement.to_string();
-                let planning = self.shared.engine.prepare(&sql, &[]);
-                let prepared = Interrupt::new(cancel.clone(), None)
-                    .guard(planning)
-                    .await
-                    .map_err(to_pgwire)?;
+                let prepared = interrupt
+                    .guard(self.shared.engine.prepare(&sql, &[]))
+                    .await?;
                 for one in &prepared {
-                    self.run_simple(client, one, cancel.clone()).await?;
+                    self.run_simple(client, one, &interrupt).await?;
                 }
             }
             Ok(())
@@ -118,7 +118,7 @@ impl Connection {
         &self,
         client: &mut C,
         statement: &Prepared,
-        cancel: Option<CancelSignal>,
+        interrupt: &Interrupt,
     ) -> PgWireResult<()>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -127,7 +127,13 @@ impl Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let ran = self
-            .run(client, statement, Vec::new(), &Format::UnifiedText, cancel)
+            .run(
+                client,
+                statement,
+                Vec::new(),
+                &Format::UnifiedText,
+                interrupt,
+            )
             .await?;
         let complete = match ran {
             Ran::Rows {
@@ -139,12 +145,15 @@ impl Connection {
                 client
                     .feed(PgWireBackendMessage::RowDescription(description))
                     .await?;
-                let mut count = 0;
-                while let Some(row) = rows.next().await {
-                    client.feed(PgWireBackendMessage::DataRow(row?)).await?;
-                    count += 1;
-                }
-                completion(&tag, count)
+                let streaming = async {
+                    let mut count = 0;
+                    while let Some(row) = rows.next().await {
+                        client.feed(PgWireBackendMessage::DataRow(row?)).await?;
+                        count += 1;
+                    }
+                    PgWireResult::Ok(count)
+                };
+                completion(&tag, interrupt.guard(streaming).await?)
             }
             Ran::Done { tag } => CommandComplete::new(tag),
         };

@@ -15,7 +15,7 @@ use pgwire::messages::response::CommandComplete;
 use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::PgWireBackendMessage;
 
-use super::errors::{notice, to_pgwire};
+use super::errors::notice;
 use super::interrupt::{signal, CancelSignal, Interrupt};
 use super::{encode, Connection};
 use crate::engine::{Outcome, Prepared};
@@ -56,15 +56,21 @@ impl Connection {
         Some(signal(handle.start_query().await))
     }
 
-    /// Runs one statement. Its statement_timeout and the cancel signal cover
-    /// the rows as they stream, too.
+    /// What may end the work of the protocol message about to run: `cancel`,
+    /// and the session's statement_timeout from now.
+    pub(crate) async fn interrupt(&self, cancel: Option<CancelSignal>) -> Interrupt {
+        Interrupt::new(cancel, self.session.lock().await.statement_timeout())
+    }
+
+    /// Runs one statement under `interrupt`. The rows come back unsent: the
+    /// caller streams them, under an interrupt of its own choosing.
     pub(crate) async fn run<C>(
         &self,
         client: &mut C,
         prepared: &Prepared,
         params: Vec<Value>,
         result_format: &Format,
-        cancel: Option<CancelSignal>,
+        interrupt: &Interrupt,
     ) -> PgWireResult<Ran>
     where
         C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
@@ -73,11 +79,9 @@ impl Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let mut session = self.session.lock().await;
-        let interrupt = Interrupt::new(cancel, session.statement_timeout());
         let executed = interrupt
             .guard(self.shared.engine.execute(&mut session, prepared, params))
-            .await
-            .map_err(to_pgwire)?;
+            .await?;
         for n in executed
             .notices
             .iter()
@@ -90,12 +94,11 @@ impl Connection {
         drop(session);
         Ok(match executed.outcome {
             Outcome::Rows { columns, rows, tag } => {
-                let formats =
-                    encode::result_formats(result_format, columns.len()).map_err(to_pgwire)?;
+                let formats = encode::result_formats(result_format, columns.len())?;
                 Ran::Rows {
                     fields: Arc::new(encode::fields(&columns, &formats)),
                     tag,
-                    rows: encode::data_rows(interrupt.guard_stream(rows), columns, formats),
+                    rows: encode::data_rows(rows, columns, formats),
                 }
             }
             Outcome::Command { tag } | Outcome::TxnStart { tag } | Outcome::TxnEnd { tag } => {
