@@ -5,7 +5,6 @@
 //! its own, then the values are checked together), so one restart fixes a
 //! config instead of one restart per typo.
 
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -37,7 +36,7 @@ pub struct Config {
 pub struct ServerConfig {
     /// Address to listen on. Default "127.0.0.1:5433".
     pub listen: String,
-    /// Connections served at once; more are refused with 53300. Default 100.
+    /// Connections served at once; more are refused with 53300. Default 1024.
     pub max_connections: usize,
     /// On SIGINT/SIGTERM, how long running statements may finish before
     /// their connections are closed. Default 10000.
@@ -48,7 +47,7 @@ impl Default for ServerConfig {
     fn default() -> Self {
         ServerConfig {
             listen: "127.0.0.1:5433".into(),
-            max_connections: 100,
+            max_connections: 1024,
             shutdown_grace_ms: 10_000,
         }
     }
@@ -384,14 +383,6 @@ fn section<T: DeserializeOwned + Default>(
         problems.push(format!("[{name}]: {}", e.message()));
         T::default()
     })
-}
-
-/// Users by name, as the auth handlers look them up.
-pub fn users_by_name(auth: &AuthConfig) -> BTreeMap<String, String> {
-    auth.users
-        .iter()
-        .map(|u| (u.name.clone(), u.password.clone()))
-        .collect()
 }
 
 #[cfg(test)]
