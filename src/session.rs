@@ -111,18 +111,34 @@ impl Session {
 
     fn apply_startup(&mut self, name: &str, value: &str) -> SqlResult<()> {
         let key = name.to_ascii_lowercase();
-        let value = match settings::lookup(&key) {
-            Some(g) if matches!(g.kind, Kind::ReadOnly | Kind::Transaction { .. }) => {
-                return Err(settings::read_only(g.name))
+        if let Some(g) = settings::lookup(&key) {
+            if let Kind::Transaction { .. } = g.kind {
+                return Err(settings::read_only(g.name));
             }
-            // A startup value is the setting's text as is, not an SQL list.
-            Some(g) if g.kind == Kind::IdentList => value.to_owned(),
-            Some(g) => g.canonical(&[value.to_owned()])?,
-            None if settings::is_custom(&key) => value.to_owned(),
-            None => return Err(settings::unrecognized(&key)),
-        };
+        }
+        let value = text_value(&key, value)?;
         self.settings.insert(key, value);
         Ok(())
+    }
+
+    /// `set_config(name, value, is_local)`: like SET, but with the value as
+    /// one text (as in a startup packet: `'a, b'` is a list for
+    /// search_path). Returns the value as set_config does: the new one, even
+    /// when it lasts only as long as the statement (local, outside a block).
+    pub fn set_config(&mut self, name: &str, value: &str, local: bool) -> SqlResult<String> {
+        let key = name.to_ascii_lowercase();
+        let value = text_value(&key, value)?;
+        let per_block = matches!(
+            settings::lookup(&key).map(|g| g.kind),
+            Some(Kind::Transaction { .. })
+        );
+        if local || per_block {
+            self.set_local(&key, value.clone());
+        } else {
+            self.local.remove(&key);
+            self.settings.insert(key, value.clone());
+        }
+        Ok(value)
     }
 
     /// A setting's current value as SHOW prints it.
@@ -214,6 +230,18 @@ impl Session {
             self.txn,
             TxnState::InBlock { wrote: true } | TxnState::Failed { wrote: true }
         )
+    }
+}
+
+/// A setting's value given as one text, checked and spelled as SHOW prints it.
+fn text_value(key: &str, value: &str) -> SqlResult<String> {
+    match settings::lookup(key) {
+        Some(g) if g.kind == Kind::ReadOnly => Err(settings::read_only(g.name)),
+        // One text is the list as written, not an SQL list of names.
+        Some(g) if g.kind == Kind::IdentList => Ok(value.to_owned()),
+        Some(g) => g.canonical(&[value.to_owned()]),
+        None if settings::is_custom(key) => Ok(value.to_owned()),
+        None => Err(settings::unrecognized(key)),
     }
 }
 
@@ -574,24 +602,32 @@ impl Session {
             return Ok(command("SET"));
         }
         if local {
-            if !self.in_block() {
-                // Without effect, but PostgreSQL has created the custom
-                // setting by now, empty.
-                if settings::is_custom(name) {
-                    self.settings.entry(name.to_owned()).or_default();
-                }
+            let in_block = self.in_block();
+            self.set_local(name, value);
+            if !in_block {
                 return Ok(with_notice(
                     command("SET"),
                     sqlstate::NO_ACTIVE_TRANSACTION,
                     "SET LOCAL can only be used in transaction blocks",
                 ));
             }
-            self.local.insert(name.to_owned(), value);
         } else {
             self.local.remove(name);
             self.settings.insert(name.to_owned(), value);
         }
         Ok(command("SET"))
+    }
+
+    /// A value until the block ends; outside a block, none at all. Either
+    /// way a custom setting exists from now on, empty at session level, as
+    /// PostgreSQL creates it on first use.
+    fn set_local(&mut self, name: &str, value: String) {
+        if settings::is_custom(name) {
+            self.settings.entry(name.to_owned()).or_default();
+        }
+        if self.in_block() {
+            self.local.insert(name.to_owned(), value);
+        }
     }
 
     /// What RESET goes back to: the value at connection start; a custom

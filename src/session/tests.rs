@@ -428,3 +428,29 @@ fn notices_follow_client_min_messages() {
     assert!(s.wants_notice("WARNING"));
     assert!(s.wants_notice("INFO"));
 }
+
+#[test]
+fn set_config_checks_like_set_and_takes_one_text() {
+    let mut s = session();
+    assert_eq!(s.set_config("search_path", "a, b", false).unwrap(), "a, b");
+    assert_eq!(
+        s.set_config("statement_timeout", "1000", false).unwrap(),
+        "1s"
+    );
+    assert_eq!(
+        s.set_config("DateStyle", "German", false).unwrap_err().code,
+        "0A000"
+    );
+    assert_eq!(s.set_config("nope", "1", false).unwrap_err().code, "42704");
+    assert_eq!(
+        s.set_config("server_version", "1", false).unwrap_err().code,
+        "55P02"
+    );
+    // Local outside a block: in effect for its own statement only.
+    assert_eq!(s.set_config("my.x", "1", true).unwrap(), "1");
+    assert_eq!(show1(&mut s, "my.x"), "");
+    tag(&mut s, "BEGIN");
+    assert_eq!(s.set_config("my.x", "2", true).unwrap(), "2");
+    tag(&mut s, "COMMIT");
+    assert_eq!(show1(&mut s, "my.x"), "");
+}
