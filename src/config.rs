@@ -20,6 +20,10 @@ pub const ENV_PREFIX: &str = "KEYCLAIM_";
 /// Environment variables read by the command line itself, not config keys.
 const CLI_ENV: &[&str] = &["KEYCLAIM_CONFIG", "KEYCLAIM_LISTEN"];
 
+/// `KEYCLAIM_TEST_*` belongs to the test suites (e.g. `KEYCLAIM_TEST_PG`),
+/// never to the server's config.
+const TEST_ENV_PREFIX: &str = "KEYCLAIM_TEST_";
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Config {
     pub server: ServerConfig,
@@ -344,7 +348,7 @@ fn apply_env(table: &mut toml::Table, env: &[(String, String)], problems: &mut V
         let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
             continue;
         };
-        if CLI_ENV.contains(&name.as_str()) {
+        if CLI_ENV.contains(&name.as_str()) || name.starts_with(TEST_ENV_PREFIX) {
             continue;
         }
         let Some((section, key)) = rest.split_once('_') else {

@@ -64,8 +64,11 @@ pub struct SqlError {
     pub column: Option<String>,
     pub constraint: Option<String>,
     pub datatype: Option<String>,
-    /// 1-based character position in the query text (syntax errors).
+    /// 1-based character position in the query text, for the client's cursor.
     pub position: Option<u32>,
+    /// Where in the query text the error is (1-based line and column), until
+    /// `locate` turns it into a `position` against that text.
+    pub location: Option<(u64, u64)>,
 }
 
 pub type SqlResult<T> = Result<T, SqlError>;
@@ -107,6 +110,28 @@ impl SqlError {
 
     pub fn with_position(mut self, position: u32) -> Self {
         self.position = Some(position);
+        self
+    }
+
+    /// Remember where in the query the error is (from a sqlparser span).
+    pub fn at(mut self, loc: sqlparser::tokenizer::Location) -> Self {
+        if loc.line > 0 && self.location.is_none() {
+            self.location = Some((loc.line, loc.column));
+        }
+        self
+    }
+
+    /// Resolve a line/column location into PostgreSQL's 1-based character
+    /// position in `sql`, the text the client sent.
+    pub fn locate(mut self, sql: &str) -> Self {
+        if let (None, Some((line, col))) = (self.position, self.location) {
+            let before: usize = sql
+                .split('\n')
+                .take((line as usize).saturating_sub(1))
+                .map(|l| l.chars().count() + 1)
+                .sum();
+            self.position = u32::try_from(before + col as usize).ok();
+        }
         self
     }
 

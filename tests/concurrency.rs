@@ -35,10 +35,19 @@ async fn same_unique_value_one_winner_per_round() {
         let winners = results.iter().filter(|r| r.is_ok()).count();
         assert_eq!(winners, 1, "round {round}: {results:?}");
         for r in results.iter().filter_map(|r| r.as_ref().err()) {
-            let db = r.as_db_error().unwrap_or_else(|| panic!("not a server error: {r}"));
-            assert_eq!(db.code(), &SqlState::UNIQUE_VIOLATION, "round {round}: {db:?}");
+            let db = r
+                .as_db_error()
+                .unwrap_or_else(|| panic!("not a server error: {r}"));
+            assert_eq!(
+                db.code(),
+                &SqlState::UNIQUE_VIOLATION,
+                "round {round}: {db:?}"
+            );
             assert_eq!(db.constraint(), Some("race_k_key"));
-            assert_eq!(db.detail(), Some(format!("Key (k)=({key}) already exists.").as_str()));
+            assert_eq!(
+                db.detail(),
+                Some(format!("Key (k)=({key}) already exists.").as_str())
+            );
         }
         let n: i64 = admin
             .query_one("SELECT count(*) FROM race WHERE k = $1", &[&key])
@@ -68,7 +77,11 @@ async fn same_primary_key_one_winner_per_round() {
                 .await
         });
         let results = join_all(attempts).await;
-        assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 1, "round {round}: {results:?}");
+        assert_eq!(
+            results.iter().filter(|r| r.is_ok()).count(),
+            1,
+            "round {round}: {results:?}"
+        );
         for r in results.iter().filter_map(|r| r.as_ref().err()) {
             let db = r.as_db_error().expect("server error");
             assert_eq!(db.code(), &SqlState::UNIQUE_VIOLATION);

@@ -25,15 +25,23 @@ async fn setup(lease: Duration) -> (Arc<MemoryStore>, Engine, Session, TableDef)
         },
     );
     let mut session = Session::new("keyclaim", "keyclaim", &HashMap::new());
-    run(&engine, &mut session, "CREATE TABLE t (id integer PRIMARY KEY, k text UNIQUE)")
-        .await
-        .unwrap();
+    run(
+        &engine,
+        &mut session,
+        "CREATE TABLE t (id integer PRIMARY KEY, k text UNIQUE)",
+    )
+    .await
+    .unwrap();
     let rec = store.read_catalog("t").await.unwrap().unwrap();
     let def: TableDef = serde_json::from_str(&rec.definition).unwrap();
     (store, engine, session, def)
 }
 
-async fn run(engine: &Engine, session: &mut Session, sql: &str) -> Result<(), keyclaim::error::SqlError> {
+async fn run(
+    engine: &Engine,
+    session: &mut Session,
+    sql: &str,
+) -> Result<(), keyclaim::error::SqlError> {
     for p in engine.prepare(sql, &[]).await? {
         engine.execute(session, &p, Vec::new()).await?;
     }
@@ -58,7 +66,9 @@ async fn orphan_claim(store: &MemoryStore, def: &TableDef, k: &str, owner: i32) 
 async fn an_orphaned_claim_is_taken_over_after_the_lease() {
     let (store, engine, mut session, def) = setup(Duration::from_millis(200)).await;
     orphan_claim(&store, &def, "x", 99).await;
-    run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')").await.unwrap();
+    run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')")
+        .await
+        .unwrap();
     assert_eq!(engine.stats().fences.load(Ordering::Relaxed), 1);
     assert!(engine.stats().waits.load(Ordering::Relaxed) >= 1);
     // The fenced owner can never commit: its partition is dead at a new version.
@@ -68,7 +78,9 @@ async fn an_orphaned_claim_is_taken_over_after_the_lease() {
         .unwrap()
         .unwrap();
     assert!(!fenced.live);
-    let e = run(&engine, &mut session, "INSERT INTO t VALUES (2, 'x')").await.unwrap_err();
+    let e = run(&engine, &mut session, "INSERT INTO t VALUES (2, 'x')")
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "23505");
 }
 
@@ -84,13 +96,19 @@ async fn a_writer_waits_for_the_lease_then_times_out_under_lock_timeout() {
         },
     );
     let mut session = Session::new("keyclaim", "keyclaim", &HashMap::new());
-    run(&engine, &mut session, "CREATE TABLE t (id integer PRIMARY KEY, k text UNIQUE)")
-        .await
-        .unwrap();
+    run(
+        &engine,
+        &mut session,
+        "CREATE TABLE t (id integer PRIMARY KEY, k text UNIQUE)",
+    )
+    .await
+    .unwrap();
     let rec = store.read_catalog("t").await.unwrap().unwrap();
     let def: TableDef = serde_json::from_str(&rec.definition).unwrap();
     orphan_claim(&store, &def, "x", 99).await;
-    let e = run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')").await.unwrap_err();
+    let e = run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')")
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "55P03");
     // Nothing of the failed statement is visible.
     assert!(store
@@ -103,9 +121,13 @@ async fn a_writer_waits_for_the_lease_then_times_out_under_lock_timeout() {
 #[tokio::test]
 async fn a_backed_claim_is_a_duplicate_whatever_its_age() {
     let (_store, engine, mut session, _def) = setup(Duration::from_millis(1)).await;
-    run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')").await.unwrap();
+    run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')")
+        .await
+        .unwrap();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let e = run(&engine, &mut session, "INSERT INTO t VALUES (2, 'x')").await.unwrap_err();
+    let e = run(&engine, &mut session, "INSERT INTO t VALUES (2, 'x')")
+        .await
+        .unwrap_err();
     assert_eq!(e.code, "23505");
     assert_eq!(e.constraint.as_deref(), Some("t_k_key"));
     assert_eq!(engine.stats().fences.load(Ordering::Relaxed), 0);

@@ -9,7 +9,9 @@ use tokio_postgres::Client;
 
 async fn db_err(client: &Client, sql: &str) -> DbError {
     let err = client.batch_execute(sql).await.expect_err(sql);
-    err.as_db_error().unwrap_or_else(|| panic!("{sql}: {err}")).clone()
+    err.as_db_error()
+        .unwrap_or_else(|| panic!("{sql}: {err}"))
+        .clone()
 }
 
 async fn setup() -> (common::TestServer, Client) {
@@ -30,7 +32,10 @@ async fn unique_violation_has_every_field() {
     let (_server, c) = setup().await;
     let e = db_err(&c, "INSERT INTO users VALUES (3, 'a@x', 'cy')").await;
     assert_eq!(e.code(), &SqlState::UNIQUE_VIOLATION);
-    assert_eq!(e.message(), "duplicate key value violates unique constraint \"users_email_key\"");
+    assert_eq!(
+        e.message(),
+        "duplicate key value violates unique constraint \"users_email_key\""
+    );
     assert_eq!(e.detail(), Some("Key (email)=(a@x) already exists."));
     assert_eq!(e.schema(), Some("public"));
     assert_eq!(e.table(), Some("users"));
@@ -58,25 +63,44 @@ async fn composite_and_named_constraints() {
     .unwrap();
     let e = db_err(&c, "INSERT INTO seats VALUES ('A', 1, 1, 'bob')").await;
     assert_eq!(e.constraint(), Some("seats_pkey"));
-    assert_eq!(e.detail(), Some("Key (hall, row_no, seat)=(A, 1, 1) already exists."));
+    assert_eq!(
+        e.detail(),
+        Some("Key (hall, row_no, seat)=(A, 1, 1) already exists.")
+    );
     let e = db_err(&c, "INSERT INTO seats VALUES ('A', 1, 2, 'ann')").await;
     assert_eq!(e.constraint(), Some("one_seat_per_holder"));
-    assert_eq!(e.detail(), Some("Key (hall, holder)=(A, ann) already exists."));
-    c.batch_execute("INSERT INTO seats VALUES ('B', 1, 1, 'ann')").await.unwrap();
+    assert_eq!(
+        e.detail(),
+        Some("Key (hall, holder)=(A, ann) already exists.")
+    );
+    c.batch_execute("INSERT INTO seats VALUES ('B', 1, 1, 'ann')")
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
 async fn unique_index_on_existing_rows() {
     let (_server, c) = setup().await;
-    c.batch_execute("INSERT INTO users VALUES (3, 'c@x', 'bob')").await.unwrap();
+    c.batch_execute("INSERT INTO users VALUES (3, 'c@x', 'bob')")
+        .await
+        .unwrap();
     let e = db_err(&c, "CREATE UNIQUE INDEX users_name_idx ON users (name)").await;
     assert_eq!(e.code(), &SqlState::UNIQUE_VIOLATION);
-    assert_eq!(e.message(), "could not create unique index \"users_name_idx\"");
+    assert_eq!(
+        e.message(),
+        "could not create unique index \"users_name_idx\""
+    );
     assert_eq!(e.detail(), Some("Key (name)=(bob) is duplicated."));
     // Nothing half-built: the index does not exist, duplicates still insert.
-    c.batch_execute("INSERT INTO users VALUES (4, 'd@x', 'bob')").await.unwrap();
-    c.batch_execute("DELETE FROM users WHERE name = 'bob' AND id > 2").await.unwrap();
-    c.batch_execute("CREATE UNIQUE INDEX users_name_idx ON users (name)").await.unwrap();
+    c.batch_execute("INSERT INTO users VALUES (4, 'd@x', 'bob')")
+        .await
+        .unwrap();
+    c.batch_execute("DELETE FROM users WHERE name = 'bob' AND id > 2")
+        .await
+        .unwrap();
+    c.batch_execute("CREATE UNIQUE INDEX users_name_idx ON users (name)")
+        .await
+        .unwrap();
     let e = db_err(&c, "INSERT INTO users VALUES (5, 'e@x', 'ann')").await;
     assert_eq!(e.constraint(), Some("users_name_idx"));
     c.batch_execute("DROP INDEX users_name_idx; INSERT INTO users VALUES (5, 'e@x', 'ann')")
@@ -88,34 +112,62 @@ async fn unique_index_on_existing_rows() {
 async fn errors_carry_postgres_sqlstates() {
     let (_server, c) = setup().await;
     let cases: &[(&str, SqlState)] = &[
-        ("INSERT INTO users VALUES (9, 'z@x', 'toolong')", SqlState::STRING_DATA_RIGHT_TRUNCATION),
-        ("INSERT INTO users (id, email) VALUES (9, 'z@x')", SqlState::NOT_NULL_VIOLATION),
-        ("INSERT INTO users VALUES ('x', 'z@x', 'a')", SqlState::INVALID_TEXT_REPRESENTATION),
+        (
+            "INSERT INTO users VALUES (9, 'z@x', 'toolong')",
+            SqlState::STRING_DATA_RIGHT_TRUNCATION,
+        ),
+        (
+            "INSERT INTO users (id, email) VALUES (9, 'z@x')",
+            SqlState::NOT_NULL_VIOLATION,
+        ),
+        (
+            "INSERT INTO users VALUES ('x', 'z@x', 'a')",
+            SqlState::INVALID_TEXT_REPRESENTATION,
+        ),
         ("SELECT * FROM nope", SqlState::UNDEFINED_TABLE),
         ("SELECT nope FROM users", SqlState::UNDEFINED_COLUMN),
         ("SELEC 1", SqlState::SYNTAX_ERROR),
-        ("CREATE TABLE users (id integer PRIMARY KEY)", SqlState::DUPLICATE_TABLE),
-        ("CREATE TABLE nokey (a integer)", SqlState::FEATURE_NOT_SUPPORTED),
-        ("SELECT * FROM users u JOIN users v ON u.id = v.id", SqlState::FEATURE_NOT_SUPPORTED),
+        (
+            "CREATE TABLE users (id integer PRIMARY KEY)",
+            SqlState::DUPLICATE_TABLE,
+        ),
+        (
+            "CREATE TABLE nokey (a integer)",
+            SqlState::FEATURE_NOT_SUPPORTED,
+        ),
+        (
+            "SELECT * FROM users u JOIN users v ON u.id = v.id",
+            SqlState::FEATURE_NOT_SUPPORTED,
+        ),
     ];
     for (sql, code) in cases {
         let e = db_err(&c, sql).await;
         assert_eq!(e.code(), code, "{sql}: {}", e.message());
     }
     let e = db_err(&c, "CREATE TABLE nokey (a integer)").await;
-    assert!(e.hint().unwrap_or_default().contains("PRIMARY KEY"), "{e:?}");
+    assert!(
+        e.hint().unwrap_or_default().contains("PRIMARY KEY"),
+        "{e:?}"
+    );
     let e = db_err(&c, "INSERT INTO users (id, email) VALUES (9, 'z@x')").await;
     assert_eq!(e.column(), Some("name"));
     assert_eq!(e.detail(), Some("Failing row contains (9, z@x, null)."));
     // The connection survives every error.
-    let n: i64 = c.query_one("SELECT count(*) FROM users", &[]).await.unwrap().get(0);
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM users", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(n, 2);
 }
 
 #[tokio::test]
 async fn parameters_are_typed_from_columns_and_results_are_binary() {
     let (_server, c) = setup().await;
-    let stmt = c.prepare("SELECT id, email, name FROM users WHERE email = $1").await.unwrap();
+    let stmt = c
+        .prepare("SELECT id, email, name FROM users WHERE email = $1")
+        .await
+        .unwrap();
     assert_eq!(stmt.params(), &[Type::TEXT]);
     let types: Vec<&Type> = stmt.columns().iter().map(|c| c.type_()).collect();
     assert_eq!(types, vec![&Type::INT4, &Type::TEXT, &Type::VARCHAR]);
@@ -123,12 +175,31 @@ async fn parameters_are_typed_from_columns_and_results_are_binary() {
     assert_eq!(row.get::<_, i32>("id"), 2);
     assert_eq!(row.get::<_, &str>("name"), "bob");
 
-    let ins = c.prepare("INSERT INTO users VALUES ($1, $2, $3) RETURNING id").await.unwrap();
+    let ins = c
+        .prepare("INSERT INTO users VALUES ($1, $2, $3) RETURNING id")
+        .await
+        .unwrap();
     assert_eq!(ins.params(), &[Type::INT4, Type::TEXT, Type::VARCHAR]);
-    let row = c.query_one(&ins, &[&7i32 as &(dyn ToSql + Sync), &"g@x", &"gus"]).await.unwrap();
+    let row = c
+        .query_one(&ins, &[&7i32 as &(dyn ToSql + Sync), &"g@x", &"gus"])
+        .await
+        .unwrap();
     assert_eq!(row.get::<_, i32>(0), 7);
-    assert_eq!(c.execute("UPDATE users SET name = $1 WHERE id = $2", &[&"gil" as &(dyn ToSql + Sync), &7i32]).await.unwrap(), 1);
-    assert_eq!(c.execute("DELETE FROM users WHERE id > $1", &[&1i32]).await.unwrap(), 2);
+    assert_eq!(
+        c.execute(
+            "UPDATE users SET name = $1 WHERE id = $2",
+            &[&"gil" as &(dyn ToSql + Sync), &7i32]
+        )
+        .await
+        .unwrap(),
+        1
+    );
+    assert_eq!(
+        c.execute("DELETE FROM users WHERE id > $1", &[&1i32])
+            .await
+            .unwrap(),
+        2
+    );
 }
 
 #[tokio::test]
@@ -144,26 +215,45 @@ async fn on_conflict_and_returning() {
     assert_eq!(rows.len(), 1);
     assert_eq!(rows[0].get::<_, &str>(1), "x");
     let n = c
-        .execute("INSERT INTO users VALUES (9, 'a@x', 'y') ON CONFLICT DO NOTHING", &[])
+        .execute(
+            "INSERT INTO users VALUES (9, 'a@x', 'y') ON CONFLICT DO NOTHING",
+            &[],
+        )
         .await
         .unwrap();
     assert_eq!(n, 0);
     let e = c
-        .execute("INSERT INTO users VALUES (9, 'a@x', 'y') ON CONFLICT (id) DO NOTHING", &[])
+        .execute(
+            "INSERT INTO users VALUES (9, 'a@x', 'y') ON CONFLICT (id) DO NOTHING",
+            &[],
+        )
         .await
         .unwrap_err();
-    assert_eq!(e.as_db_error().unwrap().constraint(), Some("users_email_key"));
+    assert_eq!(
+        e.as_db_error().unwrap().constraint(),
+        Some("users_email_key")
+    );
 }
 
 #[tokio::test]
 async fn multi_row_insert_is_all_or_nothing() {
     let (_server, c) = setup().await;
-    let e = db_err(&c, "INSERT INTO users VALUES (10, 'j@x', 'j'), (11, 'k@x', 'k'), (12, 'a@x', 'l')").await;
+    let e = db_err(
+        &c,
+        "INSERT INTO users VALUES (10, 'j@x', 'j'), (11, 'k@x', 'k'), (12, 'a@x', 'l')",
+    )
+    .await;
     assert_eq!(e.constraint(), Some("users_email_key"));
-    let n: i64 = c.query_one("SELECT count(*) FROM users", &[]).await.unwrap().get(0);
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM users", &[])
+        .await
+        .unwrap()
+        .get(0);
     assert_eq!(n, 2);
     // The undone rows released their keys.
-    c.batch_execute("INSERT INTO users VALUES (13, 'j@x', 'j')").await.unwrap();
+    c.batch_execute("INSERT INTO users VALUES (13, 'j@x', 'j')")
+        .await
+        .unwrap();
 }
 
 #[tokio::test]
@@ -171,7 +261,7 @@ async fn nulls_do_not_conflict_unless_declared() {
     let server = common::start().await;
     let c = server.connect().await;
     c.batch_execute(
-        "CREATE TABLE n (id integer PRIMARY KEY, a text UNIQUE, b text UNIQUE NULLS NOT DISTINCT);
+        "CREATE TABLE n (id integer PRIMARY KEY, a text UNIQUE, b text, UNIQUE NULLS NOT DISTINCT (b));
          INSERT INTO n VALUES (1, NULL, NULL), (2, NULL, 'x');",
     )
     .await

@@ -85,7 +85,11 @@ async fn claim_one(
         .map_err(|e| WriteError::Sql(store_error(e)))?;
         let existing = match cas {
             Cas::Applied => return Ok(()),
-            Cas::NotApplied(Some(existing)) if existing.txn == txn => return Ok(()),
+            // Ours: made by this attempt for this row (an index build claims
+            // many rows with one txn, so the owner must match too).
+            Cas::NotApplied(Some(existing)) if existing.txn == txn && existing.owner == owner => {
+                return Ok(())
+            }
             Cas::NotApplied(Some(existing)) => existing,
             Cas::NotApplied(None) => continue,
         };

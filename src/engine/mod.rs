@@ -23,7 +23,7 @@ use crate::catalog::{Catalog, TableDef};
 use crate::claims::{ClaimConfig, ClaimStats};
 use crate::error::{SqlError, SqlResult};
 use crate::session::Session;
-use crate::sql::expr::{EvalCtx, Expr, Params};
+use crate::sql::expr::{EvalCtx, Expr, Loc, Params};
 use crate::sql::plan::{table_name, Plan, Planner, Tables};
 use crate::store::Store;
 use crate::types::{SqlType, Value};
@@ -189,9 +189,20 @@ impl Engine {
         let statements = crate::sql::parse(sql)?;
         let mut out = Vec::with_capacity(statements.len());
         for stmt in statements {
-            out.push(self.plan(stmt, hints).await?);
+            out.push(self.prepare_statement(stmt, sql, hints).await?);
         }
         Ok(out)
+    }
+
+    /// Plan one statement already parsed from `source` (the text the client
+    /// sent, against which error positions are reported).
+    pub async fn prepare_statement(
+        &self,
+        stmt: Statement,
+        source: &str,
+        hints: &[Option<SqlType>],
+    ) -> SqlResult<Prepared> {
+        self.plan(stmt, hints).await.map_err(|e| e.locate(source))
     }
 
     async fn plan(&self, stmt: Statement, hints: &[Option<SqlType>]) -> SqlResult<Prepared> {
@@ -205,8 +216,13 @@ impl Engine {
             });
         }
         let mut tables = HashMap::new();
-        for name in referenced_tables(&stmt)? {
-            let def = self.inner.catalog.table(&name).await?;
+        for (name, loc) in referenced_tables(&stmt)? {
+            let def = self
+                .inner
+                .catalog
+                .table(&name)
+                .await
+                .map_err(|e| e.at(loc))?;
             tables.insert(name, def);
         }
         let mut planner = Planner {
@@ -414,12 +430,22 @@ fn written(tag: &str, w: Written, columns: Arc<Vec<Column>>, returning: bool) ->
     }
 }
 
-/// The tables a statement reads or writes, to resolve before planning.
-fn referenced_tables(stmt: &Statement) -> SqlResult<Vec<String>> {
+/// The tables a statement reads or writes, with where each is named, to
+/// resolve before planning.
+fn referenced_tables(stmt: &Statement) -> SqlResult<Vec<(String, Loc)>> {
     use sqlparser::ast;
-    let from_relation = |twj: &ast::TableWithJoins| -> SqlResult<Option<String>> {
+    let named = |name: &ast::ObjectName| -> SqlResult<(String, Loc)> {
+        let loc = name
+            .0
+            .first()
+            .and_then(|p| p.as_ident())
+            .map(|i| i.span.start)
+            .unwrap_or(Loc { line: 0, column: 0 });
+        Ok((table_name(name)?, loc))
+    };
+    let from_relation = |twj: &ast::TableWithJoins| -> SqlResult<Option<(String, Loc)>> {
         match &twj.relation {
-            ast::TableFactor::Table { name, .. } => table_name(name).map(Some),
+            ast::TableFactor::Table { name, .. } => named(name).map(Some),
             _ => Ok(None),
         }
     };
@@ -434,7 +460,7 @@ fn referenced_tables(stmt: &Statement) -> SqlResult<Vec<String>> {
         }
         Statement::Insert(i) => {
             if let ast::TableObject::TableName(n) = &i.table {
-                names.push(table_name(n)?);
+                names.push(named(n)?);
             }
         }
         Statement::Update(u) => names.extend(from_relation(&u.table)?),

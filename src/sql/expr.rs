@@ -17,8 +17,9 @@ use crate::types::{SqlType, Value};
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
     Literal(Value),
-    /// A quoted literal whose type is not known yet ('...' in PostgreSQL is "unknown").
-    Unknown(String),
+    /// A quoted literal whose type is not known yet ('...' in PostgreSQL is
+    /// "unknown"), with where it stands in the query for error cursors.
+    Unknown(String, Loc),
     Param(usize),
     Column(usize),
     /// `EXCLUDED.col` in ON CONFLICT DO UPDATE: the row proposed for insertion.
@@ -43,6 +44,9 @@ pub enum Expr {
         otherwise: Option<Box<Expr>>,
     },
 }
+
+/// A place in the query text (line, column), for error positions.
+pub type Loc = sqlparser::tokenizer::Location;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BinOp {
@@ -155,7 +159,7 @@ impl Compiler<'_> {
                 self.column(Some(&parts[0]), &parts[1])?
             }
             E::Nested(inner) => self.compile(inner)?,
-            E::Value(v) => literal(&v.value)?,
+            E::Value(v) => literal(&v.value, v.span.start)?,
             E::TypedString(ts) => {
                 let ty = SqlType::from_ast(&ts.data_type)?;
                 let text = match &ts.value.value {
@@ -252,7 +256,9 @@ impl Compiler<'_> {
             } => {
                 let ty = SqlType::from_ast(data_type)?;
                 match self.compile(expr)? {
-                    Expr::Unknown(s) => Expr::Literal(Value::parse_text(&ty, &s)?),
+                    Expr::Unknown(s, loc) => {
+                        Expr::Literal(Value::parse_text(&ty, &s).map_err(|e| e.at(loc))?)
+                    }
                     Expr::Param(n) => {
                         self.params.note(n, &ty);
                         Expr::Cast(Box::new(Expr::Param(n)), ty)
@@ -313,24 +319,27 @@ impl Compiler<'_> {
     }
 
     fn column(&self, qualifier: Option<&ast::Ident>, name: &ast::Ident) -> SqlResult<Expr> {
-        let col = name.value.as_str();
+        let col = super::plan::ident(name);
+        let loc = qualifier.map(|q| q.span.start).unwrap_or(name.span.start);
         if let Some(q) = qualifier {
-            if self.scope.excluded && q.value.eq_ignore_ascii_case("excluded") {
+            let q = super::plan::ident(q);
+            if self.scope.excluded && q == "excluded" {
                 let t = self.scope.table.expect("excluded needs a table");
-                return t.column(col).map(Expr::Excluded);
+                return t.column(&col).map(Expr::Excluded).map_err(|e| e.at(loc));
             }
-            let matches = self.scope.qualifier.as_deref() == Some(q.value.as_str());
-            if !matches {
+            if self.scope.qualifier.as_deref() != Some(q.as_str()) {
                 return Err(SqlError::new(
                     sqlstate::UNDEFINED_TABLE,
-                    format!("missing FROM-clause entry for table \"{}\"", q.value),
-                ));
+                    format!("missing FROM-clause entry for table \"{q}\""),
+                )
+                .at(loc));
             }
         }
         match self.scope.table {
-            Some(t) => t.column(col).map(Expr::Column),
-            None => Err(SqlError::undefined_column(col)),
+            Some(t) => t.column(&col).map(Expr::Column),
+            None => Err(SqlError::undefined_column(&col)),
         }
+        .map_err(|e| e.at(loc))
     }
 
     /// Give an untyped side (literal or parameter) the type of the other side.
@@ -343,7 +352,16 @@ impl Compiler<'_> {
     fn coerce(&mut self, e: Expr, ty: Option<&SqlType>) -> SqlResult<Expr> {
         let Some(ty) = ty else { return Ok(e) };
         Ok(match e {
-            Expr::Unknown(s) => Expr::Literal(Value::parse_text(ty, &s)?),
+            Expr::Unknown(s, loc) => {
+                let v = Value::parse_text(ty, &s).map_err(|e| e.at(loc))?;
+                // char(n) compares blank-padded: pad the literal as the
+                // column's values are (a longer literal just never matches).
+                let v = match ty {
+                    SqlType::Char(_) => v.cast_to(ty).unwrap_or(v),
+                    _ => v,
+                };
+                Expr::Literal(v)
+            }
             Expr::Param(n) => {
                 self.params.note(n, ty);
                 Expr::Param(n)
@@ -357,7 +375,7 @@ impl Compiler<'_> {
         let table = self.scope.table;
         match e {
             Expr::Literal(v) => value_type(v),
-            Expr::Unknown(_) => None,
+            Expr::Unknown(..) => None,
             Expr::Param(n) => self.params.get(*n).cloned(),
             Expr::Column(i) | Expr::Excluded(i) => table.map(|t| t.columns[*i].ty.clone()),
             Expr::Not(_)
@@ -465,15 +483,15 @@ impl Compiler<'_> {
     }
 }
 
-fn literal(v: &ast::Value) -> SqlResult<Expr> {
+fn literal(v: &ast::Value, loc: Loc) -> SqlResult<Expr> {
     use ast::Value as V;
     Ok(match v {
-        V::Number(n, _) => Expr::Literal(number(n)?),
+        V::Number(n, _) => Expr::Literal(number(n).map_err(|e| e.at(loc))?),
         V::SingleQuotedString(s)
         | V::EscapedStringLiteral(s)
         | V::UnicodeStringLiteral(s)
         | V::DollarQuotedString(ast::DollarQuotedString { value: s, .. }) => {
-            Expr::Unknown(s.clone())
+            Expr::Unknown(s.clone(), loc)
         }
         V::Boolean(b) => Expr::Literal(Value::Bool(*b)),
         V::Null => Expr::Literal(Value::Null),
@@ -597,7 +615,7 @@ impl Expr {
     pub fn eval(&self, cx: &EvalCtx<'_>) -> SqlResult<Value> {
         Ok(match self {
             Expr::Literal(v) => v.clone(),
-            Expr::Unknown(s) => Value::Text(s.clone()),
+            Expr::Unknown(s, _) => Value::Text(s.clone()),
             Expr::Param(n) => cx.params.get(*n).cloned().ok_or_else(|| {
                 SqlError::new(
                     sqlstate::UNDEFINED_PARAMETER,

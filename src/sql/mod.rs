@@ -12,14 +12,49 @@ use crate::error::{SqlError, SqlResult};
 
 /// Parse SQL text into statements (PostgreSQL dialect); errors are 42601.
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
-    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| {
-        let msg = e.to_string();
-        let msg = msg
+    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, &e.to_string()))
+}
+
+/// sqlparser says `Expected: X, found: TOKEN at Line: L, Column: C`;
+/// PostgreSQL says `syntax error at or near "TOKEN"` with the position, or
+/// `syntax error at end of input`. Clients (psql) draw the caret from it.
+fn syntax_error(sql: &str, message: &str) -> SqlError {
+    let Some(found) = message.split("found: ").nth(1) else {
+        let msg = message
             .strip_prefix("sql parser error: ")
-            .unwrap_or(&msg)
-            .to_owned();
-        SqlError::syntax(format!("syntax error: {msg}"))
-    })
+            .unwrap_or(message);
+        return SqlError::syntax(format!("syntax error: {msg}"));
+    };
+    let (token, place) = match found.rsplit_once(" at Line: ") {
+        Some((t, p)) => (t, Some(p)),
+        None => (found, None),
+    };
+    if token == "EOF" {
+        let end = sql
+            .trim_end()
+            .trim_end_matches(';')
+            .trim_end()
+            .chars()
+            .count() as u32;
+        return SqlError::syntax("syntax error at end of input").with_position(end + 1);
+    }
+    let location = place.and_then(|p| {
+        let (line, col) = p.split_once(", Column: ")?;
+        Some(sqlparser::tokenizer::Location {
+            line: line.trim().parse().ok()?,
+            column: col.trim().parse().ok()?,
+        })
+    });
+    let err = SqlError::syntax(format!("syntax error at or near \"{token}\""));
+    match location {
+        Some(loc) => err.at(loc).locate(sql),
+        // Some sqlparser errors carry no location: point at the token's
+        // first occurrence, which is where it stands in simple statements.
+        None => match sql.find(token) {
+            Some(byte) => err.with_position(sql[..byte].chars().count() as u32 + 1),
+            None => err,
+        },
+    }
 }
 
 /// Parse one expression (a stored DEFAULT).
@@ -28,4 +63,23 @@ pub fn parse_expr(text: &str) -> SqlResult<sqlparser::ast::Expr> {
         .try_with_sql(text)
         .and_then(|mut p| p.parse_expr())
         .map_err(|e| SqlError::syntax(format!("syntax error: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    #[test]
+    fn syntax_errors_read_like_postgres() {
+        let e = parse("SELEC 1").unwrap_err();
+        assert_eq!(e.code, "42601");
+        assert_eq!(e.message, "syntax error at or near \"SELEC\"");
+        assert_eq!(e.position, Some(1));
+        let e = parse("SELECT 1,\n  FROM").unwrap_err();
+        assert_eq!(e.message, "syntax error at or near \"FROM\"");
+        assert_eq!(e.position, Some(13));
+        let e = parse("SELECT * FROM").unwrap_err();
+        assert_eq!(e.message, "syntax error at end of input");
+        assert_eq!(e.position, Some(14));
+    }
 }

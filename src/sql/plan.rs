@@ -463,16 +463,17 @@ impl Planner<'_> {
         } else {
             let mut seen = Vec::new();
             for c in &ins.columns {
-                let col =
-                    c.0.last()
-                        .and_then(|p| p.as_ident())
-                        .map(ident)
-                        .unwrap_or_default();
+                let part = c.0.last().and_then(|p| p.as_ident());
+                let col = part.map(ident).unwrap_or_default();
                 let i = table.column_index(&col).ok_or_else(|| {
-                    SqlError::new(
+                    let e = SqlError::new(
                         sqlstate::UNDEFINED_COLUMN,
                         format!("column \"{col}\" of relation \"{name}\" does not exist"),
-                    )
+                    );
+                    match part {
+                        Some(p) => e.at(p.span.start),
+                        None => e,
+                    }
                 })?;
                 if seen.contains(&i) {
                     return Err(SqlError::new(
@@ -522,7 +523,7 @@ impl Planner<'_> {
                 let mut c = self.compiler(Some(&t), qualifier.clone(), false);
                 let compiled = c.compile(e)?;
                 let ty = t.columns[i].ty.clone();
-                full[i] = Some(assign(&mut c, compiled, &ty));
+                full[i] = Some(assign(&mut c, compiled, &ty)?);
             }
             rows.push(full);
         }
@@ -655,7 +656,7 @@ impl Planner<'_> {
                 c.compile(&a.value)?
             };
             let ty = t.columns[i].ty.clone();
-            sets.push((i, assign(&mut c, value, &ty)));
+            sets.push((i, assign(&mut c, value, &ty)?));
         }
         Ok(sets)
     }
@@ -788,22 +789,28 @@ fn is_default_keyword(e: &ast::Expr) -> bool {
 }
 
 /// An expression assigned into a column of type `ty`: parameters take the
-/// column's type; the value is cast at execution.
-fn assign(c: &mut Compiler<'_>, e: Expr, ty: &SqlType) -> Expr {
-    if let Expr::Param(n) = e {
-        // Note the type only if nothing fixed it yet; execution casts anyway.
-        let _ = c.type_of(&Expr::Param(n));
-        c.params.types.resize(c.params.types.len().max(n + 1), None);
-        if c.params.types[n].is_none() {
-            c.params.types[n] = Some(ty.clone());
+/// column's type, quoted literals go through the type's input function now
+/// (so a bad one is reported where it stands, as PostgreSQL does); the value
+/// is cast into the column at execution.
+fn assign(c: &mut Compiler<'_>, e: Expr, ty: &SqlType) -> SqlResult<Expr> {
+    Ok(match e {
+        Expr::Param(n) => {
+            c.params.types.resize(c.params.types.len().max(n + 1), None);
+            if c.params.types[n].is_none() {
+                c.params.types[n] = Some(ty.clone());
+            }
+            Expr::Param(n)
         }
-    }
-    e
+        Expr::Unknown(s, loc) => {
+            Expr::Literal(crate::types::Value::parse_text(ty, &s).map_err(|e| e.at(loc))?)
+        }
+        other => other,
+    })
 }
 
 fn bigint(c: &mut Compiler<'_>, e: &ast::Expr) -> SqlResult<Expr> {
     let compiled = c.compile(e)?;
-    Ok(assign(c, compiled, &SqlType::Int8))
+    assign(c, compiled, &SqlType::Int8)
 }
 
 fn aggregate(e: &ast::Expr, c: &mut Compiler<'_>) -> SqlResult<Option<Aggregate>> {
@@ -959,7 +966,10 @@ mod tests {
 
     impl Tables for Fixed {
         fn get(&self, name: &str) -> SqlResult<Arc<TableDef>> {
-            self.0.get(name).cloned().ok_or_else(|| SqlError::undefined_table(name))
+            self.0
+                .get(name)
+                .cloned()
+                .ok_or_else(|| SqlError::undefined_table(name))
         }
     }
 
@@ -994,24 +1004,54 @@ mod tests {
 
     #[test]
     fn pinned_primary_key_reads_one_row() {
-        assert!(matches!(access("SELECT * FROM users WHERE id = 1"), Access::Key(_)));
-        assert!(matches!(access("SELECT * FROM users WHERE 1 = id AND name = 'x'"), Access::Key(_)));
-        assert!(matches!(access("UPDATE users SET name = 'x' WHERE id = $1"), Access::Key(_)));
-        assert!(matches!(access("SELECT * FROM m WHERE org = 1 AND member = 2"), Access::Key(_)));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id = 1"),
+            Access::Key(_)
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE 1 = id AND name = 'x'"),
+            Access::Key(_)
+        ));
+        assert!(matches!(
+            access("UPDATE users SET name = 'x' WHERE id = $1"),
+            Access::Key(_)
+        ));
+        assert!(matches!(
+            access("SELECT * FROM m WHERE org = 1 AND member = 2"),
+            Access::Key(_)
+        ));
     }
 
     #[test]
     fn pinned_unique_key_reads_the_claim() {
-        assert!(matches!(access("SELECT * FROM users WHERE email = 'a'"), Access::Unique(0, _)));
-        assert!(matches!(access("DELETE FROM m WHERE seat = 3 AND org = 1"), Access::Unique(0, _)));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE email = 'a'"),
+            Access::Unique(0, _)
+        ));
+        assert!(matches!(
+            access("DELETE FROM m WHERE seat = 3 AND org = 1"),
+            Access::Unique(0, _)
+        ));
     }
 
     #[test]
     fn anything_else_scans() {
-        assert!(matches!(access("SELECT * FROM users WHERE name = 'a'"), Access::Scan));
-        assert!(matches!(access("SELECT * FROM users WHERE id = 1 OR id = 2"), Access::Scan));
-        assert!(matches!(access("SELECT * FROM m WHERE org = 1"), Access::Scan));
-        assert!(matches!(access("SELECT * FROM users WHERE id > 1"), Access::Scan));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE name = 'a'"),
+            Access::Scan
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id = 1 OR id = 2"),
+            Access::Scan
+        ));
+        assert!(matches!(
+            access("SELECT * FROM m WHERE org = 1"),
+            Access::Scan
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id > 1"),
+            Access::Scan
+        ));
     }
 
     #[test]
@@ -1021,8 +1061,14 @@ mod tests {
             tables: &t,
             params: Params::default(),
         };
-        let stmt = crate::sql::parse("SELECT name FROM users WHERE id = $1 AND email LIKE $2 LIMIT $3").unwrap().remove(0);
+        let stmt =
+            crate::sql::parse("SELECT name FROM users WHERE id = $1 AND email LIKE $2 LIMIT $3")
+                .unwrap()
+                .remove(0);
         p.plan(&stmt).unwrap();
-        assert_eq!(p.params.resolved(), vec![SqlType::Int4, SqlType::Text, SqlType::Int8]);
+        assert_eq!(
+            p.params.resolved(),
+            vec![SqlType::Int4, SqlType::Text, SqlType::Int8]
+        );
     }
 }

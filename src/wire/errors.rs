@@ -20,6 +20,7 @@ pub(crate) fn error_info(e: &SqlError) -> ErrorInfo {
     info.column = e.column.clone();
     info.constraint = e.constraint.clone();
     info.datatype = e.datatype.clone();
+    info.position = e.position.map(|p| p.to_string());
     info
 }
 

@@ -88,13 +88,10 @@ impl SimpleQueryHandler for Connection {
                 let interrupt = self.interrupt(cancel.clone()).await;
                 // Each is planned just before it runs, so it sees the tables
                 // the statements before it created.
-                let sql = statement.to_string();
                 let prepared = interrupt
-                    .guard(self.shared.engine.prepare(&sql, &[]))
+                    .guard(self.shared.engine.prepare_statement(statement, query, &[]))
                     .await?;
-                for one in &prepared {
-                    self.run_simple(client, one, &interrupt).await?;
-                }
+                self.run_simple(client, &prepared, &interrupt).await?;
             }
             Ok(())
         }

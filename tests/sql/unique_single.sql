@@ -17,6 +17,7 @@ INSERT INTO users VALUES (1, 'one@example.com', 'Back');
 SELECT id, email FROM users WHERE email = 'a@example.com';
 SELECT id, name FROM users WHERE id = 3;
 SELECT id FROM users WHERE email IS NULL ORDER BY id;
-DELETE FROM users WHERE email LIKE '%example.com' RETURNING id;
+DELETE FROM users WHERE email = 'b@example.com' RETURNING id, email;
+DELETE FROM users WHERE email LIKE '%example.com';
 SELECT * FROM users ORDER BY id;
 DROP TABLE users;
