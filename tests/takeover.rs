@@ -73,7 +73,7 @@ async fn an_orphaned_claim_is_taken_over_after_the_lease() {
     assert!(engine.stats().waits.load(Ordering::Relaxed) >= 1);
     // The fenced owner can never commit: its partition is dead at a new version.
     let fenced = store
-        .read_row(&def.id, &encode_key(&[&Value::Int4(99)]))
+        .read_row(&def, &encode_key(&[&Value::Int4(99)]))
         .await
         .unwrap()
         .unwrap();
@@ -112,7 +112,7 @@ async fn a_writer_waits_for_the_lease_then_times_out_under_lock_timeout() {
     assert_eq!(e.code, "55P03");
     // Nothing of the failed statement is visible.
     assert!(store
-        .read_row(&def.id, &encode_key(&[&Value::Int4(1)]))
+        .read_row(&def, &encode_key(&[&Value::Int4(1)]))
         .await
         .unwrap()
         .is_none());

@@ -125,7 +125,7 @@ async fn resolve(
 ) -> Result<Resolution, WriteError> {
     let constraint = &w.table.uniques[k.unique];
     let (row, _) = with_retries(w.cfg, w.stats, || {
-        w.store.read_row(&w.table.id, &existing.owner)
+        w.store.read_row(w.table, &existing.owner)
     })
     .await
     .map_err(|e| WriteError::Sql(store_error(e)))?;
@@ -176,7 +176,7 @@ pub(crate) async fn fence(
     let f = new_txn();
     let (cas, _) = with_retries(w.cfg, w.stats, || {
         let store = w.store;
-        let table = w.table.id.as_str();
+        let table = w.table;
         let observed = observed.clone();
         async move {
             match observed {

@@ -98,8 +98,8 @@ pub async fn insert_row(
             let row = row.clone();
             async move {
                 match expected {
-                    None => w.store.insert_row(&w.table.id, pk, row).await,
-                    Some(v) => w.store.update_row(&w.table.id, pk, v, row).await,
+                    None => w.store.insert_row(w.table, pk, row).await,
+                    Some(v) => w.store.update_row(w.table, pk, v, row).await,
                 }
             }
         })
@@ -294,7 +294,7 @@ enum Committed {
 /// that finds its own version knows the first try landed.
 async fn commit(w: &RowWrite<'_>, pk: &[u8], expected: TxnId, row: &RowRecord) -> Committed {
     let result = with_retries(w.cfg, w.stats, || {
-        w.store.update_row(&w.table.id, pk, expected, row.clone())
+        w.store.update_row(w.table, pk, expected, row.clone())
     })
     .await;
     match result {
@@ -324,7 +324,7 @@ async fn cleanup(w: &RowWrite<'_>, keys: &[&KeyClaim], before: &RowRecord) {
 }
 
 async fn read(w: &RowWrite<'_>, pk: &[u8]) -> Result<Option<RowRecord>, WriteError> {
-    with_retries(w.cfg, w.stats, || w.store.read_row(&w.table.id, pk))
+    with_retries(w.cfg, w.stats, || w.store.read_row(w.table, pk))
         .await
         .map(|(r, _)| r)
         .map_err(store_failure)

@@ -28,11 +28,21 @@ fn notice(code: &'static str, message: String) -> Notice {
     }
 }
 
-pub async fn create_table(catalog: &Catalog, plan: &CreateTable) -> SqlResult<Executed> {
+pub async fn create_table(
+    catalog: &Catalog,
+    store: &dyn Store,
+    plan: &CreateTable,
+) -> SqlResult<Executed> {
     let def = with_storage_ids(plan.def.clone());
     let name = def.name.clone();
-    if catalog.create(def).await? {
-        return Ok(command("CREATE TABLE", Vec::new()));
+    if catalog.lookup(&name).await?.is_none() {
+        // The table's storage exists before the catalog makes it visible.
+        store.create_table(&def).await.map_err(store_error)?;
+        if catalog.create(def.clone()).await? {
+            return Ok(command("CREATE TABLE", Vec::new()));
+        }
+        // Another proxy created it first: our storage is unused.
+        store.drop_table(&def).await.map_err(store_error)?;
     }
     if plan.if_not_exists {
         return Ok(command(
@@ -73,7 +83,7 @@ pub async fn drop_table(
     }
     for name in names {
         if let Some(def) = catalog.drop(name).await? {
-            store.drop_rows(&def.id).await.map_err(store_error)?;
+            store.drop_table(&def).await.map_err(store_error)?;
             for u in &def.uniques {
                 store.drop_claims(&u.id).await.map_err(store_error)?;
             }
@@ -245,7 +255,7 @@ async fn backfill(
     let mut cursor: Option<Vec<u8>> = None;
     loop {
         let batch = store
-            .scan_rows(&table.id, cursor.as_deref(), page)
+            .scan_rows(table, cursor.as_deref(), page)
             .await
             .map_err(store_error)?;
         let claims: Vec<_> = batch

@@ -329,7 +329,9 @@ impl Engine {
                 wrote(session, &w);
                 written("DELETE", w, columns, p.returning.is_some())
             }
-            Plan::CreateTable(p) => ddl::create_table(&inner.catalog, p).await?,
+            Plan::CreateTable(p) => {
+                ddl::create_table(&inner.catalog, inner.store.as_ref(), p).await?
+            }
             Plan::CreateIndex(p) => {
                 ddl::create_index(
                     &inner.catalog,

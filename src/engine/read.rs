@@ -83,10 +83,7 @@ async fn point(
                 return Ok(None);
             };
             // Only a backed claim means the row holds the key.
-            let row = store
-                .read_row(&t.id, &claim.owner)
-                .await
-                .map_err(store_error)?;
+            let row = store.read_row(t, &claim.owner).await.map_err(store_error)?;
             return Ok(match row {
                 Some(r) if r.live && u.key_of(&r.values).as_deref() == Some(&key[..]) => {
                     matches(src, &r, params, env)?.then_some((claim.owner, r))
@@ -96,7 +93,7 @@ async fn point(
         }
         Access::Scan => unreachable!("point() is for pinned keys"),
     };
-    let row = store.read_row(&t.id, &pk).await.map_err(store_error)?;
+    let row = store.read_row(t, &pk).await.map_err(store_error)?;
     Ok(match row {
         Some(r) if matches(src, &r, params, env)? => Some((pk, r)),
         _ => None,
@@ -128,7 +125,7 @@ pub fn rows(
                 return Ok(None);
             };
             let page = store
-                .scan_rows(&src.table.id, after.as_deref(), page)
+                .scan_rows(&src.table, after.as_deref(), page)
                 .await
                 .map_err(store_error)?;
             let mut hits = Vec::new();

@@ -310,7 +310,7 @@ impl Writer<'_> {
     async fn live(&self, w: &RowWrite<'_>, pk: &[u8]) -> SqlResult<bool> {
         let row = w
             .store
-            .read_row(&w.table.id, pk)
+            .read_row(w.table, pk)
             .await
             .map_err(crate::catalog::store_error)?;
         Ok(row.is_some_and(|r| r.live))

@@ -15,6 +15,8 @@ use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};
 use uuid::Uuid;
 
+use crate::catalog::TableDef;
+
 use super::{Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreResult, TxnId};
 
 type RowMap = BTreeMap<Vec<u8>, RowRecord>;
@@ -74,19 +76,19 @@ impl Store for MemoryStore {
         "memory"
     }
 
-    async fn read_row(&self, table: &str, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
+    async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
         self.read();
-        Ok(self.table(table).read().get(pk).cloned())
+        Ok(self.table(&table.id).read().get(pk).cloned())
     }
 
     async fn insert_row(
         &self,
-        table: &str,
+        table: &TableDef,
         pk: &[u8],
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
         self.lwt();
-        let t = self.table(table);
+        let t = self.table(&table.id);
         let mut map = t.write();
         match cas_slot(map.get(pk), |cur| cur.is_none()) {
             Ok(()) => {
@@ -99,13 +101,13 @@ impl Store for MemoryStore {
 
     async fn update_row(
         &self,
-        table: &str,
+        table: &TableDef,
         pk: &[u8],
         expected: TxnId,
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
         self.lwt();
-        let t = self.table(table);
+        let t = self.table(&table.id);
         let mut map = t.write();
         match cas_slot(map.get(pk), |cur| {
             cur.is_some_and(|r| r.version == expected)
@@ -120,12 +122,12 @@ impl Store for MemoryStore {
 
     async fn scan_rows(
         &self,
-        table: &str,
+        table: &TableDef,
         after: Option<&[u8]>,
         limit: usize,
     ) -> StoreResult<ScanPage> {
         self.read();
-        let t = self.table(table);
+        let t = self.table(&table.id);
         let map = t.read();
         let lower = match after {
             Some(k) => Bound::Excluded(k.to_vec()),
@@ -144,8 +146,12 @@ impl Store for MemoryStore {
         Ok(ScanPage { rows, next })
     }
 
-    async fn drop_rows(&self, table: &str) -> StoreResult<()> {
-        self.rows.remove(table);
+    async fn create_table(&self, _table: &TableDef) -> StoreResult<()> {
+        Ok(())
+    }
+
+    async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
+        self.rows.remove(&table.id);
         Ok(())
     }
 

@@ -20,6 +20,7 @@ use std::collections::BTreeMap;
 use async_trait::async_trait;
 use uuid::Uuid;
 
+use crate::catalog::TableDef;
 use crate::types::Value;
 
 /// A statement attempt's identity: a time-based UUID (v7) whose time part is its birth.
@@ -105,21 +106,32 @@ pub trait Store: Send + Sync + 'static {
     /// A short name for logs: "memory", "cassandra".
     fn kind(&self) -> &'static str;
 
+    // Tables ---------------------------------------------------------------
+
+    /// Make room for a new table's rows before it becomes visible in the
+    /// catalog (CQL: CREATE TABLE, then wait for schema agreement).
+    async fn create_table(&self, table: &TableDef) -> StoreResult<()>;
+    /// Remove a dropped table's rows (CQL: DROP TABLE).
+    async fn drop_table(&self, table: &TableDef) -> StoreResult<()>;
+
     // Rows -----------------------------------------------------------------
+    //
+    // `pk` is the canonical encoding of the primary key (`TableDef::pk_bytes`);
+    // `types::decode_key` turns it back into the key's typed values.
 
     /// SERIAL read of one row partition.
-    async fn read_row(&self, table: &str, pk: &[u8]) -> StoreResult<Option<RowRecord>>;
+    async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>>;
     /// `INSERT ... IF NOT EXISTS`.
     async fn insert_row(
         &self,
-        table: &str,
+        table: &TableDef,
         pk: &[u8],
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>>;
     /// `UPDATE ... IF __version = expected`.
     async fn update_row(
         &self,
-        table: &str,
+        table: &TableDef,
         pk: &[u8],
         expected: TxnId,
         row: RowRecord,
@@ -127,12 +139,10 @@ pub trait Store: Send + Sync + 'static {
     /// A page of row partitions (live and dead) with keys after `after`, at most `limit`.
     async fn scan_rows(
         &self,
-        table: &str,
+        table: &TableDef,
         after: Option<&[u8]>,
         limit: usize,
     ) -> StoreResult<ScanPage>;
-    /// Drops every row partition of a table (DROP TABLE).
-    async fn drop_rows(&self, table: &str) -> StoreResult<()>;
 
     // Claims ---------------------------------------------------------------
 
