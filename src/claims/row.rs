@@ -176,14 +176,7 @@ pub async fn update_row(
     mut compute: impl FnMut(&RowRecord) -> Result<Option<Vec<Value>>, SqlError>,
 ) -> Result<Option<WriteOutcome>, WriteError> {
     loop {
-        if Instant::now() >= w.deadline {
-            return Err(WriteError::Sql(super::resolve::lock_timeout()));
-        }
-        let current = match observed.take() {
-            Some(r) => r,
-            None => read(w, pk).await?,
-        };
-        let Some(current) = current.filter(|r| r.live) else {
+        let Some(current) = observe(w, pk, observed.take()).await? else {
             return Ok(None);
         };
         let Some(values) = compute(&current)? else {
@@ -251,14 +244,7 @@ pub async fn delete_row(
     mut qualifies: impl FnMut(&RowRecord) -> Result<bool, SqlError>,
 ) -> Result<Option<WriteOutcome>, WriteError> {
     loop {
-        if Instant::now() >= w.deadline {
-            return Err(WriteError::Sql(super::resolve::lock_timeout()));
-        }
-        let current = match observed.take() {
-            Some(r) => r,
-            None => read(w, pk).await?,
-        };
-        let Some(current) = current.filter(|r| r.live) else {
+        let Some(current) = observe(w, pk, observed.take()).await? else {
             return Ok(None);
         };
         if !qualifies(&current)? {
@@ -321,6 +307,24 @@ async fn cleanup(w: &RowWrite<'_>, keys: &[&KeyClaim], before: &RowRecord) {
             let _ = w.store.delete_claim(id, &k.key, *txn).await;
         }
     }
+}
+
+/// The row as this attempt observes it: what an earlier not-applied LWT
+/// returned, or a SERIAL read; None when absent or dead. Bounded by the
+/// statement's deadline, since every restart comes back here.
+async fn observe(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    returned: Option<Option<RowRecord>>,
+) -> Result<Option<RowRecord>, WriteError> {
+    if Instant::now() >= w.deadline {
+        return Err(WriteError::Sql(super::resolve::lock_timeout()));
+    }
+    let current = match returned {
+        Some(r) => r,
+        None => read(w, pk).await?,
+    };
+    Ok(current.filter(|r| r.live))
 }
 
 async fn read(w: &RowWrite<'_>, pk: &[u8]) -> Result<Option<RowRecord>, WriteError> {

@@ -24,6 +24,22 @@ pub struct Written {
     pub returned: Vec<Vec<Value>>,
 }
 
+impl Written {
+    /// Count one row's result and evaluate its RETURNING list.
+    fn add(
+        &mut self,
+        result: SqlResult<Option<Vec<Value>>>,
+        returning: &Option<Vec<Expr>>,
+        w: &Writer<'_>,
+    ) -> SqlResult<()> {
+        if let Some(row) = result? {
+            self.count += 1;
+            w.returning(returning, &row, &mut self.returned)?;
+        }
+        Ok(())
+    }
+}
+
 /// How to take back one write of this statement.
 enum Undo {
     Inserted {
@@ -191,16 +207,9 @@ impl Writer<'_> {
                     .await
             }
             .await;
-            match result {
-                Ok(Some(after)) => {
-                    written.count += 1;
-                    self.returning(&plan.returning, &after, &mut written.returned)?;
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    self.rollback(&w, undo).await;
-                    return Err(e);
-                }
+            if let Err(e) = written.add(result, &plan.returning, self) {
+                self.rollback(&w, undo).await;
+                return Err(e);
             }
         }
         Ok(written)
@@ -345,16 +354,10 @@ impl Writer<'_> {
             returned: Vec::new(),
         };
         for (pk, row) in candidates {
-            match self.update_one(&w, plan, pk, row, &mut undo).await {
-                Ok(Some(after)) => {
-                    written.count += 1;
-                    self.returning(&plan.returning, &after, &mut written.returned)?;
-                }
-                Ok(None) => {}
-                Err(e) => {
-                    self.rollback(&w, undo).await;
-                    return Err(e);
-                }
+            let result = self.update_one(&w, plan, pk, row, &mut undo).await;
+            if let Err(e) = written.add(result, &plan.returning, self) {
+                self.rollback(&w, undo).await;
+                return Err(e);
             }
         }
         Ok(written)

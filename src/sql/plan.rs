@@ -300,13 +300,7 @@ impl Planner<'_> {
                     let t = tdef.as_deref().ok_or_else(|| {
                         SqlError::syntax("SELECT * with no tables specified is not valid")
                     })?;
-                    for (i, col) in t.columns.iter().enumerate() {
-                        exprs.push(Expr::Column(i));
-                        columns.push(Column {
-                            name: col.name.clone(),
-                            ty: col.ty.clone(),
-                        });
-                    }
+                    all_columns(t, &mut exprs, &mut columns);
                 }
                 ast::SelectItem::UnnamedExpr(e)
                 | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -676,13 +670,7 @@ impl Planner<'_> {
         for item in items {
             match item {
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
-                    for (i, col) in t.columns.iter().enumerate() {
-                        exprs.push(Expr::Column(i));
-                        columns.push(Column {
-                            name: col.name.clone(),
-                            ty: col.ty.clone(),
-                        });
-                    }
+                    all_columns(t, &mut exprs, &mut columns)
                 }
                 ast::SelectItem::UnnamedExpr(e)
                 | ast::SelectItem::ExprWithAlias { expr: e, .. } => {
@@ -767,6 +755,17 @@ impl Planner<'_> {
             }),
             columns,
         })
+    }
+}
+
+/// `*`: every column of the table, in order.
+fn all_columns(t: &TableDef, exprs: &mut Vec<Expr>, columns: &mut Vec<Column>) {
+    for (i, col) in t.columns.iter().enumerate() {
+        exprs.push(Expr::Column(i));
+        columns.push(Column {
+            name: col.name.clone(),
+            ty: col.ty.clone(),
+        });
     }
 }
 
