@@ -5,22 +5,27 @@ mod common;
 
 use futures::future::join_all;
 use tokio_postgres::error::SqlState;
+use tokio_postgres::Client;
 
 const WRITERS: usize = 16;
 const ROUNDS: i32 = 20;
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn same_unique_value_one_winner_per_round() {
+/// A server with `ddl` applied, an admin connection and WRITERS more.
+async fn racers(ddl: &str) -> (common::TestServer, Client, Vec<Client>) {
     let server = common::start().await;
     let admin = server.connect().await;
-    admin
-        .batch_execute("CREATE TABLE race (id integer PRIMARY KEY, k text UNIQUE)")
-        .await
-        .unwrap();
+    admin.batch_execute(ddl).await.unwrap();
     let mut clients = Vec::new();
     for _ in 0..WRITERS {
         clients.push(server.connect().await);
     }
+    (server, admin, clients)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn same_unique_value_one_winner_per_round() {
+    let (_server, admin, clients) =
+        racers("CREATE TABLE race (id integer PRIMARY KEY, k text UNIQUE)").await;
     for round in 0..ROUNDS {
         let key = format!("key-{round}");
         let attempts = clients.iter().enumerate().map(|(i, c)| {
@@ -60,16 +65,8 @@ async fn same_unique_value_one_winner_per_round() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn same_primary_key_one_winner_per_round() {
-    let server = common::start().await;
-    let admin = server.connect().await;
-    admin
-        .batch_execute("CREATE TABLE pk_race (id integer PRIMARY KEY, who integer UNIQUE)")
-        .await
-        .unwrap();
-    let mut clients = Vec::new();
-    for _ in 0..WRITERS {
-        clients.push(server.connect().await);
-    }
+    let (_server, admin, clients) =
+        racers("CREATE TABLE pk_race (id integer PRIMARY KEY, who integer UNIQUE)").await;
     for round in 0..ROUNDS {
         let attempts = clients.iter().enumerate().map(|(i, c)| async move {
             let who = round * 1000 + i as i32;

@@ -14,13 +14,16 @@ use keyclaim::store::memory::MemoryStore;
 use keyclaim::store::{ClaimRecord, Store};
 use keyclaim::types::{encode_key, Value};
 
-async fn setup(lease: Duration) -> (Arc<MemoryStore>, Engine, Session, TableDef) {
+async fn setup(
+    lease: Duration,
+    lock_timeout: Duration,
+) -> (Arc<MemoryStore>, Engine, Session, TableDef) {
     let store = Arc::new(MemoryStore::new());
     let engine = Engine::new(
         store.clone(),
         EngineConfig {
             lease,
-            lock_timeout: Duration::from_secs(10),
+            lock_timeout,
             ..EngineConfig::default()
         },
     );
@@ -64,7 +67,8 @@ async fn orphan_claim(store: &MemoryStore, def: &TableDef, k: &str, owner: i32) 
 
 #[tokio::test]
 async fn an_orphaned_claim_is_taken_over_after_the_lease() {
-    let (store, engine, mut session, def) = setup(Duration::from_millis(200)).await;
+    let (store, engine, mut session, def) =
+        setup(Duration::from_millis(200), Duration::from_secs(10)).await;
     orphan_claim(&store, &def, "x", 99).await;
     run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')")
         .await
@@ -86,25 +90,8 @@ async fn an_orphaned_claim_is_taken_over_after_the_lease() {
 
 #[tokio::test]
 async fn a_writer_waits_for_the_lease_then_times_out_under_lock_timeout() {
-    let store = Arc::new(MemoryStore::new());
-    let engine = Engine::new(
-        store.clone(),
-        EngineConfig {
-            lease: Duration::from_secs(60),
-            lock_timeout: Duration::from_millis(200),
-            ..EngineConfig::default()
-        },
-    );
-    let mut session = Session::new("keyclaim", "keyclaim", &HashMap::new());
-    run(
-        &engine,
-        &mut session,
-        "CREATE TABLE t (id integer PRIMARY KEY, k text UNIQUE)",
-    )
-    .await
-    .unwrap();
-    let rec = store.read_catalog("t").await.unwrap().unwrap();
-    let def: TableDef = serde_json::from_str(&rec.definition).unwrap();
+    let (store, engine, mut session, def) =
+        setup(Duration::from_secs(60), Duration::from_millis(200)).await;
     orphan_claim(&store, &def, "x", 99).await;
     let e = run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')")
         .await
@@ -120,7 +107,8 @@ async fn a_writer_waits_for_the_lease_then_times_out_under_lock_timeout() {
 
 #[tokio::test]
 async fn a_backed_claim_is_a_duplicate_whatever_its_age() {
-    let (_store, engine, mut session, _def) = setup(Duration::from_millis(1)).await;
+    let (_store, engine, mut session, _def) =
+        setup(Duration::from_millis(1), Duration::from_secs(10)).await;
     run(&engine, &mut session, "INSERT INTO t VALUES (1, 'x')")
         .await
         .unwrap();
