@@ -13,6 +13,7 @@
 //! - claims: one per (constraint id, canonical key bytes), holding [`ClaimRecord`].
 //! - catalog: one per table name, holding a serialized table definition.
 
+pub mod faults;
 pub mod memory;
 
 use std::collections::BTreeMap;
