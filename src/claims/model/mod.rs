@@ -94,14 +94,22 @@ impl Txn {
     fn client(c: usize, n: u8) -> Txn {
         Txn(8 + 16 * c as u8 + n)
     }
+    /// Minted from the global clock (birth-order mode): `t<n>`.
+    fn clocked(n: u8) -> Txn {
+        Txn(128 + n)
+    }
+    /// Its bit in [`State::expired`] (clocked ids only meet init ids).
     fn bit(self) -> u64 {
-        1u64 << self.0
+        let i = if self.0 >= 128 { self.0 - 120 } else { self.0 };
+        1u64 << i
     }
 }
 
 impl fmt::Debug for Txn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 < 8 {
+        if self.0 >= 128 {
+            write!(f, "t{}", self.0 - 128)
+        } else if self.0 < 8 {
             write!(f, "i{}", self.0)
         } else {
             let c = (self.0 - 8) / 16;
@@ -451,6 +459,10 @@ pub struct State {
     pub unjustified: bool,
     /// Ghost: a landed write inconsistent with the row it replaced.
     pub bad_write: bool,
+    /// Birth-order mode: the global txn clock.
+    pub clock: u8,
+    /// Ghost: a statement ran out of txn ids (restarts and fences).
+    pub exhausted: bool,
 }
 
 impl State {
@@ -620,6 +632,17 @@ pub struct ClaimModel {
     pub max_txns: u8,
     pub janitor: Janitor,
     pub variant: Variant,
+    /// Whether leases expire (`Expire` actions). Off isolates wound-wait.
+    pub expiry: bool,
+    /// Mint txn ids from a global clock so that birth order is known and
+    /// wound-wait decides as the code does (older wounds younger, younger
+    /// waits) instead of choosing freely.
+    pub birth_order: bool,
+    /// Check [`P_LIVE`]: no statement is made to restart or fence until its
+    /// deadline (`max_txns`) passes. Meant for fault-free scopes without
+    /// lease expiry, in birth-order mode, where wound-wait should guarantee
+    /// the oldest statement progresses.
+    pub liveness: bool,
 }
 
 impl ClaimModel {
@@ -634,6 +657,9 @@ impl ClaimModel {
             max_txns: 3,
             janitor: Janitor::Off,
             variant: Variant::Design,
+            expiry: true,
+            birth_order: false,
+            liveness: false,
         }
     }
 
@@ -647,10 +673,16 @@ impl ClaimModel {
 
     fn mint(&self, t: &mut State, ci: usize) -> Option<Txn> {
         let cl = &mut t.clients[ci];
-        if cl.mints >= self.max_txns || cl.next_n >= MAX_N {
+        if cl.mints >= self.max_txns || cl.next_n >= MAX_N || t.clock >= 56 {
+            t.exhausted |= self.liveness;
             return None;
         }
-        let x = Txn::client(ci, cl.next_n);
+        let x = if self.birth_order {
+            t.clock += 1;
+            Txn::clocked(t.clock - 1)
+        } else {
+            Txn::client(ci, cl.next_n)
+        };
         cl.next_n += 1;
         cl.mints += 1;
         Some(x)
@@ -1037,11 +1069,18 @@ impl ClaimModel {
                     return Some(());
                 }
                 let expired = t.expired & existing.txn.bit() != 0;
-                let wound = cl.lanes.iter().filter(|l| l.st != LaneSt::Off).count() > 1;
-                if alt && (expired || !wound) {
+                let multi = cl.lanes.iter().filter(|l| l.st != LaneSt::Off).count() > 1;
+                let wound = if self.birth_order {
+                    // resolve.rs: `wound && holder_birth > txn_birth_ms(&my_txn)`
+                    multi && existing.txn > self.claim_txn(&cl)
+                } else {
+                    // Birth order unknown: wounding is a free choice (`alt`).
+                    multi && alt
+                };
+                if alt && (expired || !multi || self.birth_order) {
                     return None;
                 }
-                if !(expired || alt) {
+                if !(expired || wound) {
                     // Young and not wounded: wait, then claim again.
                     set(
                         t,
@@ -1563,6 +1602,8 @@ impl Model for ClaimModel {
             answers: [[Ans::Pending; MAXS]; MAXC],
             unjustified: false,
             bad_write: false,
+            clock: 0,
+            exhausted: false,
         }]
     }
 
@@ -1598,7 +1639,8 @@ impl Model for ClaimModel {
                 Phase::UpdRead { .. } | Phase::DelRead { .. } => step(0, READ, false),
                 Phase::UpdCleanup { .. } | Phase::DelCleanup { .. } => step(0, BEST_EFFORT, false),
                 Phase::InsClaim | Phase::InsReclaim | Phase::UpdClaim | Phase::Releasing(_) => {
-                    let wound = cl.lanes.iter().filter(|l| l.st != LaneSt::Off).count() > 1;
+                    let wound = !self.birth_order
+                        && cl.lanes.iter().filter(|l| l.st != LaneSt::Off).count() > 1;
                     for (c, l) in cl.lanes.iter().enumerate() {
                         match l.st {
                             LaneSt::Claim { .. } | LaneSt::Fence { .. } => step(c, LWT, false),
@@ -1633,7 +1675,11 @@ impl Model for ClaimModel {
                 actions.push(Action::Crash { client });
             }
         }
-        let judged = self.judged(s) & !s.expired;
+        let judged = if self.expiry {
+            self.judged(s) & !s.expired
+        } else {
+            0
+        };
         for i in 0..64u8 {
             if judged & (1u64 << i) != 0 {
                 actions.push(Action::Expire { txn: Txn(i) });
@@ -1751,6 +1797,11 @@ impl Model for ClaimModel {
             }),
             Property::always(P_JUSTIFIED, |_, s: &State| !s.unjustified),
             Property::always(P_W, |_, s: &State| !s.bad_write),
+            if self.liveness {
+                Property::always(P_LIVE, |_, s: &State| !s.exhausted)
+            } else {
+                Property::always(P_LIVE_OFF, |_, _| true)
+            },
             Property::eventually(P_ANSWERED, |_, s: &State| {
                 s.clients.iter().all(|c| c.phase == Phase::Finished)
             }),
@@ -1826,6 +1877,8 @@ pub const P_DONE: &str = "A: done means the write landed";
 pub const P_ERROR: &str = "A: an error means nothing landed";
 pub const P_JUSTIFIED: &str = "A: 23505 / 0 rows match a state seen during the statement";
 pub const P_W: &str = "W: every write is consistent with the row it replaced";
+pub const P_LIVE: &str = "L: no statement restarts or fences until its deadline";
+pub const P_LIVE_OFF: &str = "L: (not checked in this configuration)";
 pub const P_ANSWERED: &str = "every statement is answered or its proxy crashed";
 
 /// The safety properties (all but the liveness check).
