@@ -32,11 +32,20 @@
 //! (every decisive read here is SERIAL, so it is such a round); so it is
 //! indistinguishable from landing at once.
 //!
-//! Wound-wait compares txn birth times. The model does not track birth
-//! order: a multi-key statement may choose to fence an unbacked young claim
-//! at once (as if the holder were younger) or wait. That is a superset of the
-//! real behaviour, and safety must not depend on it anyway (`Expire` can
-//! make any claim takeable at any time).
+//! Wound-wait compares txn birth times. By default the model does not track
+//! birth order: a multi-key statement may choose to fence an unbacked young
+//! claim at once (as if the holder were younger) or wait. That is a superset
+//! of the real behaviour, and safety must not depend on it anyway (`Expire`
+//! can make any claim takeable at any time). `birth_order` mints txn ids from
+//! a global clock instead, so wound-wait decides exactly as resolve.rs does;
+//! with `liveness` it checks that no statement is made to restart or fence
+//! until its deadline ([`P_LIVE`]).
+//!
+//! Not modelled: NULL keys, WHERE clauses beyond the primary key, multi-row
+//! statements and their undo (engine/write.rs), DDL (index backfill), the
+//! catalog cache, non-SERIAL scans. Reads by unique key (claim, then owner
+//! row, backed only) need no statement of their own: they are correct in
+//! every state where U and C hold.
 //!
 //! # Properties (checked in every reachable state)
 //!
@@ -61,6 +70,11 @@
 //! [`Variant::Design`] is the code with the fix the design calls for (see
 //! [`Variant::Code`]); it must pass. [`Variant::Code`] is the code as it
 //! is; [`Variant::Mutant`] breaks one rule each and must be caught.
+//! [`Janitor`] adds the janitor that removes dead partitions.
+//!
+//! Tests: `cargo test --lib claims::model` (small scopes, CI);
+//! `cargo test --release --lib claims::model -- --ignored --nocapture`
+//! (larger scopes); `MODEL_TRACE=1` prints shortest counterexamples.
 
 #[cfg(test)]
 mod tests;
@@ -275,9 +289,15 @@ pub enum LaneSt {
     Off,
     /// `INSERT claim IF NOT EXISTS`; `again`: after a wait or takeover (the
     /// deadline is checked there).
-    Claim { again: bool, tries: u8 },
+    Claim {
+        again: bool,
+        tries: u8,
+    },
     /// SERIAL read of the owner row of `existing`.
-    Resolve { existing: Claim, tries: u8 },
+    Resolve {
+        existing: Claim,
+        tries: u8,
+    },
     /// Fence the owner row from the state `observed` with version `f`.
     Fence {
         existing: Claim,
@@ -286,11 +306,15 @@ pub enum LaneSt {
         tries: u8,
     },
     /// `DELETE claim IF txn = existing.txn` after a fence (result ignored).
-    Drop { existing: Claim },
+    Drop {
+        existing: Claim,
+    },
     Ok,
     Failed(Fail),
     /// Release: `DELETE claim IF txn = txn` (best effort).
-    Release { txn: Txn },
+    Release {
+        txn: Txn,
+    },
     Released,
 }
 
@@ -337,22 +361,39 @@ pub enum Phase {
     /// Program done.
     Finished,
     InsClaim,
-    InsCommit { tries: u8 },
+    InsCommit {
+        tries: u8,
+    },
     /// Commit returned an unseen non-live row: deadline check, then restart.
     InsRestart,
-    InsRestamp { c: u8, tries: u8 },
+    InsRestamp {
+        c: u8,
+        tries: u8,
+    },
     InsReclaim,
-    UpdRead { tries: u8 },
+    UpdRead {
+        tries: u8,
+    },
     /// Top of update_row's loop (deadline check).
     UpdTop,
     UpdClaim,
-    UpdCommit { tries: u8 },
-    UpdCleanup { c: u8 },
-    DelRead { tries: u8 },
+    UpdCommit {
+        tries: u8,
+    },
+    UpdCleanup {
+        c: u8,
+    },
+    DelRead {
+        tries: u8,
+    },
     /// Top of delete_row's loop (deadline check).
     DelTop,
-    DelCommit { tries: u8 },
-    DelCleanup { c: u8 },
+    DelCommit {
+        tries: u8,
+    },
+    DelCleanup {
+        c: u8,
+    },
     Releasing(Then),
 }
 
@@ -476,7 +517,11 @@ impl State {
         for c in 0..NC {
             for v in 0..NV {
                 if let Some(cl) = self.claims[c][v] {
-                    let exp = if self.expired & cl.txn.bit() != 0 { "*" } else { "" };
+                    let exp = if self.expired & cl.txn.bit() != 0 {
+                        "*"
+                    } else {
+                        ""
+                    };
                     out += &format!(" c{c}={v}->{cl:?}{exp}");
                 }
             }
@@ -489,7 +534,10 @@ impl State {
         let mut out = String::new();
         for (ci, cl) in self.clients.iter().enumerate() {
             for s in 0..MAXS {
-                if self.answers[ci][s] != Ans::Pending || self.landed[ci][s] > 0 || (cl.stmt as usize == s && cl.active()) {
+                if self.answers[ci][s] != Ans::Pending
+                    || self.landed[ci][s] > 0
+                    || (cl.stmt as usize == s && cl.active())
+                {
                     out += &format!(
                         " {}{}:{:?}/landed{}",
                         (b'a' + ci as u8) as char,
@@ -766,7 +814,9 @@ impl ClaimModel {
         let ok = match self.programs[ci][s] {
             Stmt::Insert { .. } => !prev.live(),
             Stmt::Delete { .. } => prev.live(),
-            Stmt::Update { toggle, .. } => prev.live() && new.keys() == toggled(prev.keys(), toggle),
+            Stmt::Update { toggle, .. } => {
+                prev.live() && new.keys() == toggled(prev.keys(), toggle)
+            }
         };
         if !ok {
             t.bad_write = true;
@@ -775,7 +825,15 @@ impl ClaimModel {
 
     /// resolve.rs `release`: `DELETE claim IF txn = txn` for each key given,
     /// except those `row` backs; in parallel; then `then`.
-    fn release(&self, t: &mut State, ci: usize, keys: Keys, txn: Txn, row: Option<Row>, then: Then) {
+    fn release(
+        &self,
+        t: &mut State,
+        ci: usize,
+        keys: Keys,
+        txn: Txn,
+        row: Option<Row>,
+        then: Then,
+    ) {
         let mut lanes = [Lane::OFF; NC];
         let mut any = false;
         for c in 0..NC {
@@ -866,7 +924,14 @@ impl ClaimModel {
             }
             (Phase::InsClaim, Some(f)) => {
                 let taken = taken_keys(&cl.lanes);
-                self.release(t, ci, taken, cl.txn.unwrap(), None, Then::Answer(insert_answer(f)));
+                self.release(
+                    t,
+                    ci,
+                    taken,
+                    cl.txn.unwrap(),
+                    None,
+                    Then::Answer(insert_answer(f)),
+                );
             }
             (Phase::InsReclaim, Some(f)) => {
                 // claim_all releases what it took of the lost keys, then
@@ -882,7 +947,14 @@ impl ClaimModel {
                         _ => None,
                     };
                 }
-                self.release(t, ci, rel, cl.next.unwrap(), None, Then::Answer(insert_answer(f)));
+                self.release(
+                    t,
+                    ci,
+                    rel,
+                    cl.next.unwrap(),
+                    None,
+                    Then::Answer(insert_answer(f)),
+                );
             }
             (Phase::UpdClaim, Some(f)) => {
                 let taken = taken_keys(&cl.lanes);
@@ -1002,7 +1074,14 @@ impl ClaimModel {
     }
 
     /// One step of a claim_one loop on lane `c`.
-    fn claim_lane(&self, t: &mut State, ci: usize, c: usize, fault: Fault, alt: bool) -> Option<()> {
+    fn claim_lane(
+        &self,
+        t: &mut State,
+        ci: usize,
+        c: usize,
+        fault: Fault,
+        alt: bool,
+    ) -> Option<()> {
         let cl = t.clients[ci];
         let pk = self.stmt(t, ci).pk() as u8;
         let l = cl.lanes[c];
@@ -1022,7 +1101,13 @@ impl ClaimModel {
                     Outcome::Done => match cur {
                         None => set(t, LaneSt::Ok),
                         Some(e) if e.txn == txn => set(t, LaneSt::Ok),
-                        Some(e) => set(t, LaneSt::Resolve { existing: e, tries: 0 }),
+                        Some(e) => set(
+                            t,
+                            LaneSt::Resolve {
+                                existing: e,
+                                tries: 0,
+                            },
+                        ),
                     },
                     Outcome::Retry => set(
                         t,
@@ -1043,7 +1128,13 @@ impl ClaimModel {
                         if alt {
                             return None;
                         }
-                        set(t, LaneSt::Resolve { existing, tries: tries + 1 });
+                        set(
+                            t,
+                            LaneSt::Resolve {
+                                existing,
+                                tries: tries + 1,
+                            },
+                        );
                         return Some(());
                     }
                     Outcome::Unknown | Outcome::Unavailable => {
@@ -1236,7 +1327,10 @@ impl ClaimModel {
             unreachable!()
         };
         if let Some(c) = (from..NC).find(|&c| keys[c].is_some()) {
-            t.clients[ci].phase = Phase::InsRestamp { c: c as u8, tries: 0 };
+            t.clients[ci].phase = Phase::InsRestamp {
+                c: c as u8,
+                tries: 0,
+            };
             return;
         }
         let lost = t.clients[ci].lost;
@@ -1371,7 +1465,9 @@ impl ClaimModel {
         match self.outcome(fault, tries) {
             Outcome::Retry => t.clients[ci].phase = Phase::UpdCommit { tries: tries + 1 },
             Outcome::Unknown => self.answer(t, ci, Ans::Unknown),
-            Outcome::Unavailable => self.release(t, ci, chg, y, None, Then::Answer(Ans::StoreError)),
+            Outcome::Unavailable => {
+                self.release(t, ci, chg, y, None, Then::Answer(Ans::StoreError))
+            }
             Outcome::Done => {
                 let own = cur.version() == Some(y);
                 if cond || (own && !self.is(Mutant::UpdateOwnVersionLost)) {
@@ -1474,7 +1570,14 @@ impl ClaimModel {
                 let Stmt::Insert { keys, .. } = self.stmt(t, ci) else {
                     unreachable!()
                 };
-                self.release(t, ci, keys, cl.txn.unwrap(), None, Then::Answer(Ans::LockTimeout));
+                self.release(
+                    t,
+                    ci,
+                    keys,
+                    cl.txn.unwrap(),
+                    None,
+                    Then::Answer(Ans::LockTimeout),
+                );
             }
             Phase::UpdTop | Phase::DelTop if cl.mints > 0 => self.answer(t, ci, Ans::LockTimeout),
             _ => return None,
@@ -1709,7 +1812,9 @@ impl Model for ClaimModel {
                 fault,
                 alt,
             } => self.step(&mut t, client as usize, lane as usize, fault, alt)?,
-            Action::Timeout { client, lane } => self.timeout(&mut t, client as usize, lane as usize)?,
+            Action::Timeout { client, lane } => {
+                self.timeout(&mut t, client as usize, lane as usize)?
+            }
             Action::Crash { client } => {
                 t.crashes += 1;
                 let ci = client as usize;
@@ -1748,7 +1853,9 @@ impl Model for ClaimModel {
                 }
                 s
             }
-            Action::Timeout { client, lane } => format!("{} deadline passes (lane c{lane})", name(client)),
+            Action::Timeout { client, lane } => {
+                format!("{} deadline passes (lane c{lane})", name(client))
+            }
             Action::Crash { client } => format!("{} proxy crashes", name(client)),
             Action::Expire { txn } => format!("lease of {txn:?} expires"),
             Action::Janitor { row } => format!("janitor removes dead r{row}"),
@@ -1766,7 +1873,9 @@ impl Model for ClaimModel {
                 s.rows.iter().enumerate().all(|(r, row)| {
                     row.keys().iter().enumerate().all(|(c, k)| match k {
                         None => true,
-                        Some(v) => s.claims[c][*v as usize].is_some_and(|cl| cl.owner as usize == r),
+                        Some(v) => {
+                            s.claims[c][*v as usize].is_some_and(|cl| cl.owner as usize == r)
+                        }
                     })
                 })
             }),
@@ -1780,7 +1889,9 @@ impl Model for ClaimModel {
                     })
                 })
             }),
-            Property::always(P_ONCE, |_, s: &State| s.landed.iter().flatten().all(|&n| n <= 1)),
+            Property::always(P_ONCE, |_, s: &State| {
+                s.landed.iter().flatten().all(|&n| n <= 1)
+            }),
             Property::always(P_DONE, |_, s: &State| {
                 s.answers
                     .iter()
@@ -1810,21 +1921,28 @@ impl Model for ClaimModel {
                 any_lane(s, |l| matches!(l.st, LaneSt::Drop { .. }))
             }),
             Property::sometimes(S_WOUND, |_, s: &State| {
-                any_lane(s, |l| {
-                    matches!(l.st, LaneSt::Fence { existing, .. } if s.expired & existing.txn.bit() == 0)
-                })
+                any_lane(
+                    s,
+                    |l| matches!(l.st, LaneSt::Fence { existing, .. } if s.expired & existing.txn.bit() == 0),
+                )
             }),
             Property::sometimes(S_RESTAMP, |_, s: &State| {
-                s.clients.iter().any(|c| matches!(c.phase, Phase::InsRestamp { .. }))
+                s.clients
+                    .iter()
+                    .any(|c| matches!(c.phase, Phase::InsRestamp { .. }))
             }),
             Property::sometimes(S_RECLAIM, |_, s: &State| {
                 s.clients.iter().any(|c| c.phase == Phase::InsReclaim)
             }),
             Property::sometimes(S_UPD_RESTART, |_, s: &State| {
-                s.clients.iter().any(|c| c.phase == Phase::UpdTop && c.obs.is_some())
+                s.clients
+                    .iter()
+                    .any(|c| c.phase == Phase::UpdTop && c.obs.is_some())
             }),
             Property::sometimes(S_UPD_REREAD, |_, s: &State| {
-                s.clients.iter().any(|c| c.phase == Phase::UpdTop && c.obs.is_none())
+                s.clients
+                    .iter()
+                    .any(|c| c.phase == Phase::UpdTop && c.obs.is_none())
             }),
             Property::sometimes(S_DEL_RESTART, |_, s: &State| {
                 s.clients.iter().any(|c| c.phase == Phase::DelTop)
@@ -1835,12 +1953,24 @@ impl Model for ClaimModel {
             }),
             Property::sometimes(S_DUP_PK, |_, s: &State| answered(s, |a| a == Ans::DupPk)),
             Property::sometimes(S_ZERO, |_, s: &State| answered(s, |a| a == Ans::ZeroRows)),
-            Property::sometimes(S_55P03, |_, s: &State| answered(s, |a| a == Ans::LockTimeout)),
-            Property::sometimes(S_53000, |_, s: &State| answered(s, |a| a == Ans::StoreError)),
+            Property::sometimes(S_55P03, |_, s: &State| {
+                answered(s, |a| a == Ans::LockTimeout)
+            }),
+            Property::sometimes(S_53000, |_, s: &State| {
+                answered(s, |a| a == Ans::StoreError)
+            }),
             Property::sometimes(S_ALL_DONE, |_, s: &State| {
                 s.clients.iter().all(|c| c.phase == Phase::Finished)
-                    && s.answers.iter().flatten().all(|&a| a == Ans::Done || a == Ans::Pending)
-                    && s.answers.iter().flatten().filter(|&&a| a == Ans::Done).count() >= 2
+                    && s.answers
+                        .iter()
+                        .flatten()
+                        .all(|&a| a == Ans::Done || a == Ans::Pending)
+                    && s.answers
+                        .iter()
+                        .flatten()
+                        .filter(|&&a| a == Ans::Done)
+                        .count()
+                        >= 2
             }),
         ]
     }
@@ -1882,4 +2012,13 @@ pub const P_LIVE_OFF: &str = "L: (not checked in this configuration)";
 pub const P_ANSWERED: &str = "every statement is answered or its proxy crashed";
 
 /// The safety properties (all but the liveness check).
-pub const SAFETY: &[&str] = &[P_U, P_C, P_C_EXACT, P_ONCE, P_DONE, P_ERROR, P_JUSTIFIED, P_W];
+pub const SAFETY: &[&str] = &[
+    P_U,
+    P_C,
+    P_C_EXACT,
+    P_ONCE,
+    P_DONE,
+    P_ERROR,
+    P_JUSTIFIED,
+    P_W,
+];
