@@ -1100,7 +1100,8 @@ impl ClaimModel {
                 match self.outcome(fault, tries) {
                     Outcome::Done => match cur {
                         None => set(t, LaneSt::Ok),
-                        Some(e) if e.txn == txn => set(t, LaneSt::Ok),
+                        // Ours: this attempt's txn, for this row.
+                        Some(e) if e.txn == txn && e.owner == pk => set(t, LaneSt::Ok),
                         Some(e) => set(
                             t,
                             LaneSt::Resolve {
