@@ -8,6 +8,8 @@
 //! Safety never depends on clocks or the lease; the lease only decides when
 //! an unbacked claim is old enough to take over.
 
+#[cfg(test)]
+mod model;
 mod resolve;
 mod row;
 
