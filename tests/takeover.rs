@@ -120,3 +120,27 @@ async fn a_backed_claim_is_a_duplicate_whatever_its_age() {
     assert_eq!(e.constraint.as_deref(), Some("t_k_key"));
     assert_eq!(engine.stats().fences.load(Ordering::Relaxed), 0);
 }
+
+#[tokio::test]
+async fn keys_claimed_by_an_index_build_are_released_when_the_row_moves_on() {
+    // A long lease: anything that waits for it would hit the lock timeout.
+    let (_store, engine, mut session, _def) =
+        setup(Duration::from_secs(60), Duration::from_millis(300)).await;
+    for sql in [
+        "CREATE TABLE h (id integer PRIMARY KEY, handle text)",
+        "INSERT INTO h VALUES (1, 'ann'), (2, 'bob')",
+        "CREATE UNIQUE INDEX h_handle ON h (handle)",
+        "UPDATE h SET handle = 'anna' WHERE id = 1",
+        "DELETE FROM h WHERE id = 2",
+        // Both old keys are free at once: their claims were cleaned up.
+        "INSERT INTO h VALUES (3, 'ann'), (4, 'bob')",
+    ] {
+        run(&engine, &mut session, sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    }
+    let e = run(&engine, &mut session, "INSERT INTO h VALUES (5, 'anna')")
+        .await
+        .unwrap_err();
+    assert_eq!(e.constraint.as_deref(), Some("h_handle"));
+}

@@ -270,3 +270,37 @@ async fn nulls_do_not_conflict_unless_declared() {
     assert_eq!(e.constraint(), Some("n_b_key"));
     assert_eq!(e.detail(), Some("Key (b)=(null) already exists."));
 }
+
+#[tokio::test]
+async fn primary_key_updates_move_rows_or_refuse_clearly() {
+    let (_server, c) = setup().await;
+    // users has a UNIQUE column: a move cannot be made safe, so it is refused.
+    let e = db_err(&c, "UPDATE users SET id = 10 WHERE id = 1").await;
+    assert_eq!(e.code(), &SqlState::FEATURE_NOT_SUPPORTED);
+    assert!(e.hint().unwrap_or_default().contains("DELETE"), "{e:?}");
+    let n: i64 = c
+        .query_one("SELECT count(*) FROM users WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    c.batch_execute("CREATE TABLE plain (id integer PRIMARY KEY, v text); INSERT INTO plain VALUES (1, 'a'), (2, 'b')")
+        .await
+        .unwrap();
+    assert_eq!(
+        c.execute("UPDATE plain SET id = 3 WHERE id = 1", &[])
+            .await
+            .unwrap(),
+        1
+    );
+    let e = db_err(&c, "UPDATE plain SET id = 2 WHERE id = 3").await;
+    assert_eq!(e.constraint(), Some("plain_pkey"));
+    let ids: Vec<i32> = c
+        .query("SELECT id FROM plain ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids, vec![2, 3]);
+}

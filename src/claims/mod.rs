@@ -93,6 +93,16 @@ where
                 attempt += 1;
                 tokio::time::sleep(Duration::from_millis(5 << attempt.min(6))).await;
             }
+            // Once any try's outcome was unknown, a later "certainly not
+            // applied" is only about that later try: the first may have
+            // landed, so the step as a whole stays unknown (found by the
+            // model check: treating it as not applied released claims that
+            // backed a committed row).
+            Err(StoreError::Unavailable(why)) if retried => {
+                return Err(StoreError::Unknown(format!(
+                    "after an unknown outcome: {why}"
+                )))
+            }
             Err(e) => return Err(e),
         }
     }

@@ -210,7 +210,7 @@ pub async fn update_row(
         };
         match commit(w, pk, current.version, &row).await {
             Committed::Yes => {
-                cleanup(w, &replaced, &current).await;
+                cleanup(w, pk, &replaced, &current).await;
                 return Ok(Some(WriteOutcome {
                     before: Some(current),
                     after: row,
@@ -254,7 +254,7 @@ pub async fn delete_row(
         match commit(w, pk, current.version, &row).await {
             Committed::Yes => {
                 let keys = keys_of(w.table, &current.values);
-                cleanup(w, &keys.iter().collect::<Vec<_>>(), &current).await;
+                cleanup(w, pk, &keys.iter().collect::<Vec<_>>(), &current).await;
                 return Ok(Some(WriteOutcome {
                     before: Some(current),
                     after: row,
@@ -300,12 +300,21 @@ async fn commit(w: &RowWrite<'_>, pk: &[u8], expected: TxnId, row: &RowRecord) -
 }
 
 /// Best-effort removal of claims a committed write replaced.
-async fn cleanup(w: &RowWrite<'_>, keys: &[&KeyClaim], before: &RowRecord) {
+async fn cleanup(w: &RowWrite<'_>, pk: &[u8], keys: &[&KeyClaim], before: &RowRecord) {
     for k in keys {
         let id = &w.table.uniques[k.unique].id;
-        if let Some(txn) = before.claims.get(id) {
-            let _ = w.store.delete_claim(id, &k.key, *txn).await;
-        }
+        let txn = match before.claims.get(id) {
+            Some(txn) => *txn,
+            // A unique index built after the row was written claimed its key
+            // without stamping `__claims`: find the claim, and remove it only
+            // if it still names this row (IF txn = what we read, so a claim
+            // someone took over meanwhile is never touched).
+            None => match w.store.read_claim(id, &k.key).await {
+                Ok(Some(c)) if c.owner == pk => c.txn,
+                _ => continue,
+            },
+        };
+        let _ = w.store.delete_claim(id, &k.key, txn).await;
     }
 }
 

@@ -413,8 +413,13 @@ impl Writer<'_> {
     }
 
     /// An UPDATE that changes the primary key moves the row to another
-    /// partition: check the new key is free, delete the old row, insert the
-    /// new one; if the insert fails, put the old row back.
+    /// partition: insert the new row first (IF NOT EXISTS), then retire the
+    /// old one by CAS on the version this statement observed. Whatever
+    /// fails, the old row is never gone without the new one in place.
+    ///
+    /// With UNIQUE constraints this would need a claim to name two rows at
+    /// once (the old row holds the key until the new one does), which the
+    /// protocol cannot express safely; such moves are refused.
     #[allow(clippy::too_many_arguments)]
     async fn move_row(
         &self,
@@ -427,33 +432,47 @@ impl Writer<'_> {
         undo: &mut Vec<Undo>,
     ) -> SqlResult<Option<Vec<Value>>> {
         let t = w.table;
-        if self.live(w, &new_pk).await? {
-            return Err(duplicate(t, Target::Pkey, &next));
+        if !t.uniques.is_empty() {
+            return Err(SqlError::unsupported(
+                "changing the primary key of a row in a table with UNIQUE constraints is not supported",
+                "DELETE the row and INSERT it with its new key",
+            ));
         }
+        let inserted = claims::insert_row(w, &new_pk, next.clone())
+            .await
+            .map_err(|e| self.write_error(t, e, &next))?;
         let version = row.version;
-        let deleted = claims::delete_row(w, &pk, Some(Some(row)), |cur| {
+        let retired = claims::delete_row(w, &pk, Some(Some(row)), |cur| {
             Ok(cur.version == version && self.qualifies(filter, &cur.values)?)
         })
-        .await
-        .map_err(|e| self.write_error(t, e, &next))?;
-        let Some(deleted) = deleted else {
-            return Ok(None);
-        };
-        let before = deleted.before.map(|b| b.values).unwrap_or_default();
-        match claims::insert_row(w, &new_pk, next.clone()).await {
-            Ok(o) => {
-                undo.push(Undo::Deleted { pk, before });
+        .await;
+        match retired {
+            Ok(Some(deleted)) => {
                 undo.push(Undo::Inserted {
                     pk: new_pk,
-                    version: o.after.version,
+                    version: inserted.after.version,
                 });
-                Ok(Some(o.after.values))
+                let before = deleted.before.map(|b| b.values).unwrap_or_default();
+                undo.push(Undo::Deleted { pk, before });
+                Ok(Some(inserted.after.values))
             }
-            Err(e) => {
-                if let Err(restore) = claims::insert_row(w, &pk, before).await {
-                    warn!(table = %t.name, cause = ?restore, "could not restore a row after a failed primary-key update");
+            // The old row changed or went away meanwhile: take the new one
+            // back (only the version we wrote) and let the client retry.
+            other => {
+                let mine = inserted.after.version;
+                if let Err(e) =
+                    claims::delete_row(w, &new_pk, None, |cur| Ok(cur.version == mine)).await
+                {
+                    warn!(table = %t.name, cause = ?e, "could not take back a moved row");
                 }
-                Err(self.write_error(t, e, &next))
+                match other {
+                    Err(e) => Err(self.write_error(t, e, &next)),
+                    _ => Err(SqlError::new(
+                        "40001",
+                        "could not serialize access due to concurrent update",
+                    )
+                    .with_hint("the row changed while its primary key was being updated; retry")),
+                }
             }
         }
     }

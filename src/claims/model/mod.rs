@@ -67,9 +67,8 @@
 //!
 //! # Variants
 //!
-//! [`Variant::Design`] is the code with the fix the design calls for (see
-//! [`Variant::Code`]); it must pass. [`Variant::Code`] is the code as it
-//! is; [`Variant::Mutant`] breaks one rule each and must be caught.
+//! [`Variant::Design`] is the code as it is; it must pass.
+//! [`Variant::Mutant`] breaks one rule each and must be caught.
 //! [`Janitor`] adds the janitor that removes dead partitions.
 //!
 //! Tests: `cargo test --lib claims::model` (small scopes, CI);
@@ -637,17 +636,17 @@ pub enum Mutant {
     TakeoverWithoutFence,
     /// (6) DELETE leaves the partition absent instead of dead.
     DeleteToAbsent,
+    /// (7) A retry after an unknown outcome that then fails as Unavailable
+    /// is treated as certainly not applied. This was the code until the
+    /// model check found it: the caller released claims that backed a row
+    /// that had landed, and another row took the key.
+    UnavailableForgetsUnknown,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
-    /// The code, with an unknown outcome staying unknown when a retry then
-    /// fails as unavailable (the design's rule 3).
+    /// The code as it is (and as the design prescribes).
     Design,
-    /// The code as it is: `with_retries` (claims/mod.rs) drops the fact that
-    /// it retried when the last try fails with `Unavailable`, so the callers
-    /// treat a commit that may have landed as certainly not applied.
-    Code,
     Mutant(Mutant),
 }
 
@@ -744,8 +743,10 @@ impl ClaimModel {
                 Outcome::Retry
             }
             Fault::UnknownApplied | Fault::UnknownLost => Outcome::Unknown,
-            // The code returns Unavailable even after earlier unknown tries.
-            Fault::Unavailable if tries > 0 && self.variant != Variant::Code => Outcome::Unknown,
+            // An earlier unknown try keeps the step unknown (with_retries).
+            Fault::Unavailable if tries > 0 && !self.is(Mutant::UnavailableForgetsUnknown) => {
+                Outcome::Unknown
+            }
             Fault::Unavailable => Outcome::Unavailable,
         }
     }

@@ -316,25 +316,23 @@ fn design_holds_with_a_safe_janitor() {
 
 // -- what the model must catch -------------------------------------------------------
 
-/// The code as it is: `with_retries` (claims/mod.rs) returns `Unavailable`
-/// when a retry after an unknown outcome is unavailable, and the callers
-/// (row.rs insert_row `Err(e) => release...`, `commit` -> `Committed::Failed`)
-/// treat the commit as certainly not applied: they release the claims that
-/// back the row that landed and answer 53000. Another row then takes the key.
-/// When the code is fixed, drop `Variant::Code` and this test.
+/// Mutant 7, the hole this model check found in the code: `with_retries`
+/// returned `Unavailable` when a retry after an unknown outcome was
+/// unavailable, and the callers released the claims that backed a row that
+/// had landed, answering 53000; another row then took the key.
 #[test]
-fn code_as_is_loses_claims_after_unknown_then_unavailable() {
+fn unavailable_after_unknown_is_caught() {
     let m = with(insert_delete_reinsert(), |m| {
-        m.variant = Variant::Code;
+        m.variant = Variant::Mutant(Mutant::UnavailableForgetsUnknown);
         m.max_faults = 2;
         m.max_crashes = 0;
     });
     caught(
-        "code: unknown then unavailable (answer)",
+        "mutant 7: unknown then unavailable (answer)",
         m.clone(),
         &[P_ERROR],
     );
-    caught("code: unknown then unavailable (duplicate)", m, &[P_U]);
+    caught("mutant 7: unknown then unavailable (duplicate)", m, &[P_U]);
 }
 
 fn mutant(m: ClaimModel, mu: Mutant) -> ClaimModel {
