@@ -1,0 +1,264 @@
+//! A proxy dies in the middle of a write storm: its runtime is dropped, so
+//! every statement it was running stops wherever it was (between any two
+//! store operations), as with kill -9, while the store and a second proxy
+//! live on. Afterwards no key stays blocked for longer than the lease,
+//! nothing acknowledged is lost, and uniqueness holds.
+//!
+//! A stalled writer (a proxy frozen past the lease, as with SIGSTOP) is the
+//! fault store's `stall`, exercised by tests/history.rs.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use tokio_postgres::NoTls;
+
+use keyclaim::catalog::TableDef;
+use keyclaim::config::Config;
+use keyclaim::engine::{Engine, EngineConfig};
+use keyclaim::server::Server;
+use keyclaim::store::faults::{FaultConfig, FaultyStore};
+use keyclaim::store::memory::MemoryStore;
+use keyclaim::store::Store;
+use keyclaim::types::Value;
+
+const LEASE: Duration = Duration::from_millis(500);
+const WRITERS: i32 = 8;
+
+fn engine(store: Arc<dyn Store>) -> Engine {
+    Engine::new(
+        store,
+        EngineConfig {
+            lease: LEASE,
+            lock_timeout: Duration::from_secs(10),
+            ..EngineConfig::default()
+        },
+    )
+}
+
+fn config() -> Config {
+    let mut c = Config::default();
+    c.server.listen = "127.0.0.1:0".into();
+    c
+}
+
+async fn connect(port: u16) -> tokio_postgres::Client {
+    let (client, conn) = tokio_postgres::Config::new()
+        .host("127.0.0.1")
+        .port(port)
+        .user("keyclaim")
+        .dbname("keyclaim")
+        .connect(NoTls)
+        .await
+        .expect("connects");
+    tokio::spawn(conn);
+    client
+}
+
+#[test]
+fn a_proxy_killed_mid_storm_blocks_no_key_and_loses_nothing() {
+    let store = Arc::new(MemoryStore::new());
+    // The victim's store operations take up to 20 ms each, so the kill
+    // finds its statements between claim and commit, holding claims.
+    let slow: Arc<dyn Store> = Arc::new(FaultyStore::new(
+        store.clone(),
+        FaultConfig {
+            max_latency: Duration::from_millis(20),
+            ..FaultConfig::none(1)
+        },
+    ));
+    // Last acknowledged n per worker; worker w writes (w * 1_000_000 + n, "w{w}-{n}").
+    let acked: Arc<Mutex<BTreeMap<i32, i32>>> = Arc::default();
+
+    // The victim proxy runs on a runtime of its own, so that dropping the
+    // runtime kills it and everything it was doing at once.
+    let victim_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let survivor_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let survivor_engine = engine(store.clone());
+    let survivor = survivor_rt.block_on(async {
+        let s = Server::bind(&config(), survivor_engine.clone())
+            .await
+            .unwrap()
+            .spawn();
+        connect(s.addr().port())
+            .await
+            .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
+            .await
+            .unwrap();
+        s
+    });
+    victim_rt.block_on(async {
+        let s = Server::bind(&config(), engine(slow)).await.unwrap().spawn();
+        let port = s.addr().port();
+        // Clients of the victim write on the victim's runtime: they die with it.
+        for w in 0..WRITERS {
+            let acked = acked.clone();
+            tokio::spawn(async move {
+                let client = connect(port).await;
+                for n in 0.. {
+                    let r = client
+                        .execute(
+                            "INSERT INTO accounts VALUES ($1, $2)",
+                            &[&(w * 1_000_000 + n), &format!("w{w}-{n}")],
+                        )
+                        .await;
+                    if let Ok(1) = r {
+                        acked.lock().unwrap().insert(w, n);
+                    }
+                }
+            });
+        }
+        std::mem::forget(s);
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    // kill -9: drop the runtime without waiting for anything.
+    victim_rt.shutdown_background();
+    let acked = acked.lock().unwrap().clone();
+    assert_eq!(
+        acked.len(),
+        WRITERS as usize,
+        "every writer got some rows in"
+    );
+
+    survivor_rt.block_on(async {
+        let rec = store.read_catalog("accounts").await.unwrap().unwrap();
+        let def: TableDef = serde_json::from_str(&rec.definition).unwrap();
+        let u = &def.uniques[0];
+        let c = connect(survivor.addr().port()).await;
+        let mut orphans = 0;
+        let mut longest = Duration::ZERO;
+        for (w, last) in &acked {
+            // The statement each writer had in flight, and the one after it.
+            for n in [last + 1, last + 2] {
+                let email = format!("w{w}-{n}");
+                let key = u
+                    .key_of(&[Value::Null, Value::Text(email.clone())])
+                    .unwrap();
+                if let Some(claim) = store.read_claim(&u.id, &key).await.unwrap() {
+                    let owner = store.read_row(&def, &claim.owner).await.unwrap();
+                    orphans += usize::from(!owner.is_some_and(|r| r.live));
+                }
+                // Usable again within the lease (plus slack): inserted, or
+                // already there if the dead proxy's commit had landed.
+                let t = Instant::now();
+                let r = c
+                    .execute(
+                        "INSERT INTO accounts VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                        &[&(9_000_000 + w * 10 + n % 10), &email],
+                    )
+                    .await;
+                assert!(r.is_ok(), "{email}: {r:?}");
+                let waited = t.elapsed();
+                longest = longest.max(waited);
+                assert!(
+                    waited < LEASE * 4,
+                    "{email} was blocked for {waited:?} (lease {LEASE:?})"
+                );
+            }
+        }
+        eprintln!(
+            "crash: {} writers killed mid-statement; {orphans} orphaned claims found; \
+             longest wait for a key {longest:?}; fences by the survivor {}",
+            acked.len(),
+            survivor_engine
+                .stats()
+                .fences
+                .load(std::sync::atomic::Ordering::Relaxed)
+        );
+        // Nothing acknowledged is lost.
+        for (w, last) in &acked {
+            for n in 0..=*last {
+                let row = c
+                    .query_opt(
+                        "SELECT email FROM accounts WHERE id = $1",
+                        &[&(w * 1_000_000 + n)],
+                    )
+                    .await
+                    .unwrap();
+                let email = row.map(|r| r.get::<_, String>(0));
+                assert_eq!(email, Some(format!("w{w}-{n}")), "acknowledged row {w}/{n}");
+            }
+        }
+        // Uniqueness holds, and every live row's key is claimed by it.
+        let mut emails = BTreeMap::new();
+        let page = store.scan_rows(&def, None, 1_000_000).await.unwrap();
+        for (pk, row) in page.rows.iter().filter(|(_, r)| r.live) {
+            let Value::Text(email) = &row.values[1] else {
+                panic!()
+            };
+            assert!(
+                emails.insert(email.clone(), pk.clone()).is_none(),
+                "two rows hold {email}"
+            );
+            let key = u.key_of(&row.values).unwrap();
+            let claim = store.read_claim(&u.id, &key).await.unwrap().unwrap();
+            assert_eq!(&claim.owner, pk, "{email}'s claim names another row");
+        }
+    });
+}
+
+/// SIGSTOP past the lease, then SIGCONT: a writer frozen between its claim
+/// and its commit is fenced by another proxy that takes the key; when it
+/// wakes, its commit fails and it answers 23505. Never two rows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_writer_stalled_past_the_lease_is_fenced_and_never_duplicates() {
+    let store = Arc::new(MemoryStore::new());
+    // Every operation of the stalled proxy freezes for twice the lease first.
+    let frozen: Arc<dyn Store> = Arc::new(FaultyStore::new(
+        store.clone(),
+        FaultConfig {
+            stall: 1000,
+            stall_for: LEASE * 2,
+            ..FaultConfig::none(1)
+        },
+    ));
+    let healthy_engine = engine(store.clone());
+    let healthy = Server::bind(&config(), healthy_engine.clone())
+        .await
+        .unwrap()
+        .spawn();
+    let stalled = Server::bind(&config(), engine(frozen))
+        .await
+        .unwrap()
+        .spawn();
+    let h = connect(healthy.addr().port()).await;
+    h.batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
+        .await
+        .unwrap();
+    let s = connect(stalled.addr().port()).await;
+    let slow = tokio::spawn(async move {
+        s.execute("INSERT INTO accounts VALUES (1, 'x@example.com')", &[])
+            .await
+    });
+    // Its claim lands after one stall; then it freezes again before committing.
+    tokio::time::sleep(LEASE * 3).await;
+    h.execute("INSERT INTO accounts VALUES (2, 'x@example.com')", &[])
+        .await
+        .expect("the healthy proxy takes the key over once the lease has passed");
+    let slow = slow.await.unwrap();
+    let err = slow.expect_err("the stalled writer must not succeed");
+    let db = err.as_db_error().expect("a server error");
+    assert_eq!(db.code().code(), "23505", "{db:?}");
+    assert_eq!(db.constraint(), Some("accounts_email_key"));
+    let n: i64 = h
+        .query_one("SELECT count(*) FROM accounts", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    assert!(
+        healthy_engine
+            .stats()
+            .fences
+            .load(std::sync::atomic::Ordering::Relaxed)
+            >= 1
+    );
+}
