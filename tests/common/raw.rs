@@ -209,7 +209,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> RawClient<S> {
         self.read_until_ready().await
     }
 
-    async fn send(&mut self, kind: u8, body: &[u8]) {
+    pub async fn send(&mut self, kind: u8, body: &[u8]) {
         let mut packet = BytesMut::with_capacity(body.len() + 5);
         packet.put_u8(kind);
         packet.put_i32(body.len() as i32 + 4);
