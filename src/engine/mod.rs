@@ -28,7 +28,7 @@ use crate::sql::plan::{table_name, Plan, Planner, Tables};
 use crate::store::Store;
 use crate::types::{SqlType, Value};
 use env::SessionEnv;
-use write::{Writer, Written};
+use write::{Scan, Writer, Written};
 
 /// A result column: its name and type.
 #[derive(Debug, Clone, PartialEq)]
@@ -290,6 +290,11 @@ impl Engine {
             env: &env,
             params: &params,
         };
+        let scan = Scan {
+            store: inner.store.clone(),
+            env: env.clone(),
+            page: inner.scan_page,
+        };
         let columns = Arc::new(prepared.columns.clone());
         let executed = match prepared.plan.as_ref() {
             Plan::Session(_) => unreachable!("handled above"),
@@ -316,16 +321,12 @@ impl Engine {
                 written("INSERT 0", w, columns, p.returning.is_some())
             }
             Plan::Update(p) => {
-                let w = writer()
-                    .update(p, inner.store.clone(), env.clone(), inner.scan_page)
-                    .await?;
+                let w = writer().update(p, &scan).await?;
                 wrote(session, &w);
                 written("UPDATE", w, columns, p.returning.is_some())
             }
             Plan::Delete(p) => {
-                let w = writer()
-                    .delete(p, inner.store.clone(), env.clone(), inner.scan_page)
-                    .await?;
+                let w = writer().delete(p, &scan).await?;
                 wrote(session, &w);
                 written("DELETE", w, columns, p.returning.is_some())
             }

@@ -14,7 +14,9 @@ use crate::catalog::TableDef;
 use crate::claims::{self, RowWrite, WriteError};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::expr::{EvalCtx, Expr};
-use crate::sql::plan::{ConflictAction, DeletePlan, InsertPlan, OnConflict, Target, UpdatePlan};
+use crate::sql::plan::{
+    ConflictAction, DeletePlan, InsertPlan, OnConflict, Source, Target, UpdatePlan,
+};
 use crate::store::{RowRecord, Store, TxnId};
 use crate::types::{key_detail, Value};
 
@@ -152,6 +154,28 @@ fn apply_sets(
 fn arbiter(oc: &Option<OnConflict>, target: Target) -> Option<&OnConflict> {
     oc.as_ref()
         .filter(|oc| oc.targets.as_ref().is_none_or(|ts| ts.contains(&target)))
+}
+
+/// What finding rows needs: owned, since row streams outlive the statement's borrows.
+pub struct Scan {
+    pub store: Arc<dyn Store>,
+    pub env: Arc<SessionEnv>,
+    pub page: usize,
+}
+
+impl Scan {
+    /// The rows an UPDATE or DELETE acts on, all found before any is written.
+    async fn candidates(&self, source: &Source, params: &[Value]) -> SqlResult<Vec<read::Found>> {
+        let params = Arc::new(params.to_vec());
+        read::collect(
+            self.store.clone(),
+            source.clone(),
+            params,
+            self.env.clone(),
+            self.page,
+        )
+        .await
+    }
 }
 
 pub struct Writer<'a> {
@@ -337,17 +361,10 @@ impl Writer<'_> {
         }
     }
 
-    pub async fn update(
-        &self,
-        plan: &UpdatePlan,
-        store: Arc<dyn Store>,
-        env: Arc<SessionEnv>,
-        page: usize,
-    ) -> SqlResult<Written> {
+    pub async fn update(&self, plan: &UpdatePlan, scan: &Scan) -> SqlResult<Written> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
-        let params = Arc::new(self.params.to_vec());
-        let candidates = read::collect(store, plan.source.clone(), params, env, page).await?;
+        let candidates = scan.candidates(&plan.source, self.params).await?;
         let mut undo = Vec::new();
         let mut written = Written {
             count: 0,
@@ -477,17 +494,10 @@ impl Writer<'_> {
         }
     }
 
-    pub async fn delete(
-        &self,
-        plan: &DeletePlan,
-        store: Arc<dyn Store>,
-        env: Arc<SessionEnv>,
-        page: usize,
-    ) -> SqlResult<Written> {
+    pub async fn delete(&self, plan: &DeletePlan, scan: &Scan) -> SqlResult<Written> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
-        let params = Arc::new(self.params.to_vec());
-        let candidates = read::collect(store, plan.source.clone(), params, env, page).await?;
+        let candidates = scan.candidates(&plan.source, self.params).await?;
         let mut written = Written {
             count: 0,
             returned: Vec::new(),
