@@ -31,6 +31,7 @@ pub struct Config {
     pub tls: TlsConfig,
     pub claims: ClaimsConfig,
     pub store: StoreConfig,
+    pub metrics: MetricsConfig,
     pub log: LogConfig,
 }
 
@@ -149,6 +150,23 @@ pub enum StoreKind {
     Cassandra,
 }
 
+/// `[metrics]`
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct MetricsConfig {
+    /// Address of the Prometheus endpoint (`GET /metrics`); "" turns it off.
+    /// Default "127.0.0.1:9187".
+    pub listen: String,
+}
+
+impl Default for MetricsConfig {
+    fn default() -> Self {
+        MetricsConfig {
+            listen: "127.0.0.1:9187".into(),
+        }
+    }
+}
+
 /// `[log]`
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -239,11 +257,12 @@ impl Config {
             tls: section(&mut table, "tls", problems),
             claims: section(&mut table, "claims", problems),
             store: section(&mut table, "store", problems),
+            metrics: section(&mut table, "metrics", problems),
             log: section(&mut table, "log", problems),
         };
         for unknown in table.keys() {
             problems.push(format!(
-                "unknown section [{unknown}]; expected one of [server], [auth], [tls], [claims], [store], [log]"
+                "unknown section [{unknown}]; expected one of [server], [auth], [tls], [claims], [store], [metrics], [log]"
             ));
         }
         config
@@ -292,6 +311,12 @@ impl Config {
         }
         if self.store.scan_page == 0 {
             problems.push("store.scan_page: must be at least 1".into());
+        }
+        if !self.metrics.listen.is_empty() && self.metrics.listen.parse::<SocketAddr>().is_err() {
+            problems.push(format!(
+                "metrics.listen: \"{}\" is not an address like 127.0.0.1:9187 (or \"\" for off)",
+                self.metrics.listen
+            ));
         }
         if let Err(e) = tracing_subscriber::EnvFilter::try_new(&self.log.level) {
             problems.push(format!(

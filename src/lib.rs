@@ -29,6 +29,7 @@ pub mod claims;
 pub mod config;
 pub mod engine;
 pub mod error;
+pub mod metrics;
 pub mod server;
 pub mod session;
 pub mod sql;

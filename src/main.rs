@@ -69,6 +69,10 @@ async fn run(config: Config) -> Result<(), ServerError> {
     let store = server::open_store(&config.store)?;
     let engine = Engine::new(store, config.engine_config());
     let server = Server::bind(&config, engine).await?;
+    if let Ok(addr) = config.metrics.listen.parse() {
+        keyclaim::metrics::serve(addr).map_err(ServerError::Setup)?;
+        info!(%addr, "Prometheus metrics at http://{addr}/metrics");
+    }
     info!(
         addr = %server.local_addr(),
         auth = ?config.auth.method,

@@ -32,6 +32,7 @@ pub struct ClaimConfig {
 }
 
 /// Counters users watch: conflicts, waits, fences, retries, unknown outcomes.
+/// Each event also goes to the metrics registry (`keyclaim_claim_events_total`).
 #[derive(Debug, Default)]
 pub struct ClaimStats {
     pub conflicts: AtomicU64,
@@ -42,9 +43,48 @@ pub struct ClaimStats {
     pub unknown: AtomicU64,
 }
 
+/// Something the protocol did that operators want to count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// A key was found held by another live row (a unique violation).
+    Conflict,
+    /// A statement waited on another's unfinished claim.
+    Wait,
+    /// A row was fenced so an expired or younger claim could be taken over.
+    Fence,
+    /// A store step was retried after an unknown outcome.
+    Retry,
+    /// An attempt restarted with a new txn (fenced, or the row moved on).
+    Restart,
+    /// An outcome stayed unknown after retries (answered 40003 or kept claims).
+    Unknown,
+}
+
+impl Event {
+    pub fn name(self) -> &'static str {
+        match self {
+            Event::Conflict => "conflict",
+            Event::Wait => "wait",
+            Event::Fence => "fence",
+            Event::Retry => "retry",
+            Event::Restart => "restart",
+            Event::Unknown => "unknown_outcome",
+        }
+    }
+}
+
 impl ClaimStats {
-    pub fn bump(counter: &AtomicU64) {
+    pub fn bump(&self, event: Event) {
+        let counter = match event {
+            Event::Conflict => &self.conflicts,
+            Event::Wait => &self.waits,
+            Event::Fence => &self.fences,
+            Event::Retry => &self.retries,
+            Event::Restart => &self.restarts,
+            Event::Unknown => &self.unknown,
+        };
         counter.fetch_add(1, Ordering::Relaxed);
+        metrics::counter!("keyclaim_claim_events_total", "event" => event.name()).increment(1);
     }
 }
 
@@ -88,7 +128,7 @@ where
         match step().await {
             Ok(v) => return Ok((v, retried)),
             Err(StoreError::Unknown(_)) if attempt < cfg.max_retries => {
-                ClaimStats::bump(&stats.retries);
+                stats.bump(Event::Retry);
                 retried = true;
                 attempt += 1;
                 tokio::time::sleep(Duration::from_millis(5 << attempt.min(6))).await;

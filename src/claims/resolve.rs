@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 
-use super::{new_txn, now_ms, txn_birth_ms, with_retries, ClaimStats, RowWrite, WriteError};
+use super::{new_txn, now_ms, txn_birth_ms, with_retries, Event, RowWrite, WriteError};
 use crate::catalog::store_error;
 use crate::error::{sqlstate, SqlError};
 use crate::store::{Cas, ClaimRecord, RowRecord, TxnId};
@@ -95,7 +95,7 @@ async fn claim_one(
         };
         match resolve(w, k, &existing, owner, txn, wound, deadline).await? {
             Resolution::Taken { owner } => {
-                ClaimStats::bump(&w.stats.conflicts);
+                w.stats.bump(Event::Conflict);
                 return Err(WriteError::Duplicate {
                     unique: Some(k.unique),
                     owner,
@@ -147,7 +147,7 @@ async fn resolve(
     // in-flight claim at once; everyone else waits for the lease.
     let wounds = wound && holder_birth > txn_birth_ms(&my_txn);
     if !expired && !wounds {
-        ClaimStats::bump(&w.stats.waits);
+        w.stats.bump(Event::Wait);
         if Instant::now() >= deadline {
             return Err(WriteError::Sql(lock_timeout()));
         }
@@ -198,7 +198,7 @@ pub(crate) async fn fence(
         Cas::NotApplied(None) => false,
     };
     if applied {
-        ClaimStats::bump(&w.stats.fences);
+        w.stats.bump(Event::Fence);
     }
     Ok(applied)
 }

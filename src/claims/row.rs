@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::resolve::{claim_all, release, restamp_all, KeyClaim};
-use super::{new_txn, with_retries, ClaimConfig, ClaimStats};
+use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event};
 use crate::catalog::{store_error, TableDef};
 use crate::error::{sqlstate, SqlError};
 use crate::store::{Cas, RowRecord, Store, StoreError, TxnId};
@@ -108,7 +108,7 @@ pub async fn insert_row(
             Ok(r) => r,
             Err(StoreError::Unknown(_)) => {
                 // The commit may have landed: keep our claims, they may back it.
-                ClaimStats::bump(&w.stats.unknown);
+                w.stats.bump(Event::Unknown);
                 return Err(outcome_unknown());
             }
             Err(e) => {
@@ -136,13 +136,13 @@ pub async fn insert_row(
         if retried {
             // Our first try may have landed and been overwritten since.
             release(w, &keys, txn, current.as_ref()).await;
-            ClaimStats::bump(&w.stats.unknown);
+            w.stats.bump(Event::Unknown);
             return Err(outcome_unknown());
         }
         match current {
             Some(cur) if cur.live => {
                 release(w, &keys, txn, Some(&cur)).await;
-                ClaimStats::bump(&w.stats.conflicts);
+                w.stats.bump(Event::Conflict);
                 return Err(WriteError::Duplicate {
                     unique: None,
                     owner: pk.to_vec(),
@@ -156,7 +156,7 @@ pub async fn insert_row(
                     release(w, &keys, txn, None).await;
                     return Err(WriteError::Sql(super::resolve::lock_timeout()));
                 }
-                ClaimStats::bump(&w.stats.restarts);
+                w.stats.bump(Event::Restart);
                 let next = new_txn();
                 restamp_all(w, &keys, pk, txn, next, w.deadline).await?;
                 txn = next;
@@ -218,7 +218,7 @@ pub async fn update_row(
             }
             Committed::No(now) => {
                 release(w, &changed, txn, now.as_ref()).await;
-                ClaimStats::bump(&w.stats.restarts);
+                w.stats.bump(Event::Restart);
                 observed = Some(now);
             }
             Committed::Unknown(now) => {
@@ -287,12 +287,12 @@ async fn commit(w: &RowWrite<'_>, pk: &[u8], expected: TxnId, row: &RowRecord) -
         Ok((Cas::Applied, _)) => Committed::Yes,
         Ok((Cas::NotApplied(Some(cur)), _)) if cur.version == row.version => Committed::Yes,
         Ok((Cas::NotApplied(cur), true)) => {
-            ClaimStats::bump(&w.stats.unknown);
+            w.stats.bump(Event::Unknown);
             Committed::Unknown(Some(cur))
         }
         Ok((Cas::NotApplied(cur), false)) => Committed::No(cur),
         Err(StoreError::Unknown(_)) => {
-            ClaimStats::bump(&w.stats.unknown);
+            w.stats.bump(Event::Unknown);
             Committed::Unknown(None)
         }
         Err(e) => Committed::Failed(store_failure(e)),

@@ -159,6 +159,8 @@ impl Tables for Resolved {
 
 impl Engine {
     pub fn new(store: Arc<dyn Store>, config: EngineConfig) -> Engine {
+        // Every store operation is counted per statement, for metrics.
+        let store: Arc<dyn Store> = Arc::new(crate::store::counting::CountingStore::new(store));
         Engine {
             inner: Arc::new(Inner {
                 catalog: Catalog::new(store.clone()),
@@ -245,10 +247,17 @@ impl Engine {
         prepared: &Prepared,
         params: Vec<Value>,
     ) -> SqlResult<Executed> {
-        let result = self.execute_stages(session, prepared, params).await;
-        if result.is_err() {
-            session.note_error();
-        }
+        let started = Instant::now();
+        let (result, ops) =
+            crate::metrics::counting(self.execute_stages(session, prepared, params)).await;
+        let outcome = match &result {
+            Ok(_) => "ok",
+            Err(e) => {
+                session.note_error();
+                e.code
+            }
+        };
+        crate::metrics::statement(prepared.plan.kind(), outcome, started.elapsed(), ops);
         result
     }
 

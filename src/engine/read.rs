@@ -56,7 +56,7 @@ fn matches(src: &Source, row: &RowRecord, params: &[Value], env: &SessionEnv) ->
 }
 
 /// At most one row, by primary key or through a unique key's claim.
-async fn point(
+pub async fn point(
     store: &dyn Store,
     src: &Source,
     params: &[Value],

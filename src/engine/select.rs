@@ -93,7 +93,14 @@ pub async fn run(
             stream::iter(rows.collect::<Vec<_>>()).boxed(),
         ));
     };
-    let found = read::rows(store, source.clone(), params.clone(), env.clone(), page);
+    // A point lookup reads now, within the statement; scans stream as the
+    // client takes rows.
+    let found = if matches!(source.access, crate::sql::plan::Access::Scan) {
+        read::rows(store, source.clone(), params.clone(), env.clone(), page)
+    } else {
+        let one = read::point(store.as_ref(), source, &params, &env).await?;
+        stream::iter(one.map(Ok)).boxed()
+    };
     match &plan.output {
         Output::Aggregates(aggs) => {
             let mut counts = vec![0i64; aggs.len()];

@@ -130,6 +130,21 @@ pub struct DeletePlan {
 }
 
 impl Plan {
+    /// The statement's kind, for metrics and logs.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Plan::Session(_) => "session",
+            Plan::Select(_) => "select",
+            Plan::Insert(_) => "insert",
+            Plan::Update(_) => "update",
+            Plan::Delete(_) => "delete",
+            Plan::CreateTable(_)
+            | Plan::CreateIndex(_)
+            | Plan::DropTable { .. }
+            | Plan::DropIndex { .. } => "ddl",
+        }
+    }
+
     /// The tables this plan was compiled against (to detect a stale plan after DDL).
     pub fn tables(&self) -> Vec<&Arc<TableDef>> {
         match self {
