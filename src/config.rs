@@ -127,10 +127,41 @@ impl Default for ClaimsConfig {
 #[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StoreConfig {
-    /// "memory" (default): the embedded store, which keeps nothing after exit.
+    /// "memory" (default): the embedded store, which keeps nothing after exit;
+    /// "cassandra": Apache Cassandra or ScyllaDB (the settings below).
     pub kind: StoreKind,
     /// Rows fetched per store page when scanning. Default 256.
     pub scan_page: usize,
+    /// Nodes to connect to first, as host:port; the driver discovers the rest.
+    /// A list, or one comma-separated string (handy in the environment).
+    /// Default ["127.0.0.1:9042"].
+    #[serde(deserialize_with = "list_or_csv")]
+    pub contact_points: Vec<String>,
+    /// The datacenter whose nodes serve requests first. Default none (any).
+    pub local_datacenter: Option<String>,
+    /// Keyspace holding keyclaim's tables; created when missing. Default "keyclaim".
+    pub keyspace: String,
+    /// Replication class of a keyspace keyclaim creates. Default "SimpleStrategy".
+    pub replication_class: String,
+    /// Replication factor of a keyspace keyclaim creates. Default 1.
+    pub replication_factor: u32,
+    /// Password authentication; both or neither. Default none.
+    pub username: Option<String>,
+    pub password: Option<String>,
+    /// TLS to the nodes: PEM CA bundle to verify them. Default none (plain TCP).
+    pub tls_ca_file: Option<PathBuf>,
+    /// PEM client certificate and key, when the nodes require client auth. Default none.
+    pub tls_cert_file: Option<PathBuf>,
+    pub tls_key_file: Option<PathBuf>,
+    /// Client-side timeout of one request. Default 10000.
+    pub request_timeout_ms: u64,
+    /// Consistency of writes and non-deciding reads. Default "local_quorum".
+    pub consistency: Consistency,
+    /// Consistency of the Paxos round of LWTs and of deciding reads. Default "local_serial".
+    pub serial_consistency: SerialConsistency,
+    /// How often (at most) a proxy checks the shared catalog for DDL done by
+    /// other proxies. Default 1000.
+    pub catalog_refresh_ms: u64,
 }
 
 impl Default for StoreConfig {
@@ -138,6 +169,20 @@ impl Default for StoreConfig {
         StoreConfig {
             kind: StoreKind::Memory,
             scan_page: EngineConfig::default().scan_page,
+            contact_points: vec!["127.0.0.1:9042".into()],
+            local_datacenter: None,
+            keyspace: "keyclaim".into(),
+            replication_class: "SimpleStrategy".into(),
+            replication_factor: 1,
+            username: None,
+            password: None,
+            tls_ca_file: None,
+            tls_cert_file: None,
+            tls_key_file: None,
+            request_timeout_ms: 10_000,
+            consistency: Consistency::LocalQuorum,
+            serial_consistency: SerialConsistency::LocalSerial,
+            catalog_refresh_ms: 1000,
         }
     }
 }
@@ -165,6 +210,113 @@ impl Default for MetricsConfig {
             listen: "127.0.0.1:9187".into(),
         }
     }
+}
+
+/// Consistency levels that make LWT-managed data safe to read back: a
+/// quorum, so that every read overlaps every Paxos commit.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Consistency {
+    #[default]
+    LocalQuorum,
+    Quorum,
+    EachQuorum,
+    All,
+}
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SerialConsistency {
+    #[default]
+    LocalSerial,
+    Serial,
+}
+
+fn list_or_csv<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Either {
+        List(Vec<String>),
+        Csv(String),
+    }
+    Ok(match Either::deserialize(d)? {
+        Either::List(l) => l,
+        Either::Csv(s) => s
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned)
+            .collect(),
+    })
+}
+
+impl StoreConfig {
+    fn validate(&self, problems: &mut Vec<String>) {
+        if self.scan_page == 0 {
+            problems.push("store.scan_page: must be at least 1".into());
+        }
+        if self.kind != StoreKind::Cassandra {
+            return;
+        }
+        if self.contact_points.is_empty() {
+            problems.push("store.contact_points: at least one host:port is needed".into());
+        }
+        for p in &self.contact_points {
+            if p.rsplit_once(':')
+                .is_none_or(|(_, port)| port.parse::<u16>().is_err())
+            {
+                problems.push(format!(
+                    "store.contact_points: \"{p}\" is not host:port, e.g. 127.0.0.1:9042"
+                ));
+            }
+        }
+        if !is_cql_identifier(&self.keyspace) {
+            problems.push(format!(
+                "store.keyspace: \"{}\" is not a CQL name (letters, digits and _, at most 48, starting with a letter)",
+                self.keyspace
+            ));
+        }
+        if self.replication_factor == 0 {
+            problems.push("store.replication_factor: must be at least 1".into());
+        }
+        if self.username.is_some() != self.password.is_some() {
+            problems.push("store.username, store.password: set both or neither".into());
+        }
+        if self.tls_cert_file.is_some() != self.tls_key_file.is_some() {
+            problems.push("store.tls_cert_file, store.tls_key_file: set both or neither".into());
+        }
+        let tls_files = [
+            ("store.tls_ca_file", &self.tls_ca_file),
+            ("store.tls_cert_file", &self.tls_cert_file),
+            ("store.tls_key_file", &self.tls_key_file),
+        ];
+        for (field, path) in tls_files {
+            match path {
+                Some(p) if !cfg!(feature = "cassandra-tls") => problems.push(format!(
+                    "{field}: {} is set, but this keyclaim was built without TLS to Cassandra (cargo feature cassandra-tls)",
+                    p.display()
+                )),
+                Some(p) if !p.is_file() => {
+                    problems.push(format!("{field}: no such file {}", p.display()))
+                }
+                _ => {}
+            }
+        }
+        if self.request_timeout_ms == 0 {
+            problems.push("store.request_timeout_ms: must be greater than 0".into());
+        }
+        if self.catalog_refresh_ms == 0 {
+            problems.push("store.catalog_refresh_ms: must be greater than 0".into());
+        }
+    }
+}
+
+/// An unquoted CQL name as Cassandra accepts it for keyspaces and tables.
+pub fn is_cql_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && s.len() <= 48
 }
 
 /// `[log]`
@@ -309,9 +461,7 @@ impl Config {
         if self.claims.lease_ms == 0 {
             problems.push("claims.lease_ms: must be greater than 0".into());
         }
-        if self.store.scan_page == 0 {
-            problems.push("store.scan_page: must be at least 1".into());
-        }
+        self.store.validate(problems);
         if !self.metrics.listen.is_empty() && self.metrics.listen.parse::<SocketAddr>().is_err() {
             problems.push(format!(
                 "metrics.listen: \"{}\" is not an address like 127.0.0.1:9187 (or \"\" for off)",
@@ -342,6 +492,11 @@ impl Config {
             lock_timeout: Duration::from_millis(self.claims.lock_timeout_ms),
             max_retries: self.claims.max_retries,
             scan_page: self.store.scan_page,
+            // One process owns the embedded store: its cache is the truth.
+            catalog_refresh: match self.store.kind {
+                StoreKind::Memory => None,
+                StoreKind::Cassandra => Some(Duration::from_millis(self.store.catalog_refresh_ms)),
+            },
         }
     }
 }

@@ -4,8 +4,10 @@
 pub mod naming;
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
+use parking_lot::Mutex;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -98,18 +100,94 @@ pub fn store_error(e: StoreError) -> SqlError {
         .with_hint("the store did not answer; retry when it is reachable")
 }
 
+/// The catalog entry every DDL re-stamps with a fresh version, so that other
+/// proxies sharing the store notice DDL with one small read. Not a valid SQL
+/// table name (a NUL byte), so no table can take it.
+pub const EPOCH_ENTRY: &str = "\0epoch";
+
 /// The catalog of one proxy: the store is the truth, this is a cache.
+///
+/// Several proxies may share a store. Each DDL bumps [`EPOCH_ENTRY`]; a proxy
+/// reads it at most once per `refresh` before using its cache, and forgets
+/// the whole cache when it changed (DDL is rare; a cold cache costs one read
+/// per table). With `refresh` None the process is alone and never checks.
 pub struct Catalog {
     store: Arc<dyn Store>,
     cache: DashMap<String, (Uuid, Arc<TableDef>)>,
+    refresh: Option<Duration>,
+    /// When the epoch was last read, and what it was.
+    epoch: Mutex<(Option<Instant>, Option<Uuid>)>,
 }
 
 impl Catalog {
-    pub fn new(store: Arc<dyn Store>) -> Catalog {
+    pub fn new(store: Arc<dyn Store>, refresh: Option<Duration>) -> Catalog {
         Catalog {
             store,
             cache: DashMap::new(),
+            refresh,
+            epoch: Mutex::new((None, None)),
         }
+    }
+
+    /// How long other proxies may keep using a definition after it changed.
+    pub fn refresh(&self) -> Option<Duration> {
+        self.refresh
+    }
+
+    /// Forget the cache if another proxy did DDL since we last looked.
+    async fn check_epoch(&self) -> SqlResult<()> {
+        let Some(refresh) = self.refresh else {
+            return Ok(());
+        };
+        let due = self
+            .epoch
+            .lock()
+            .0
+            .is_none_or(|checked| checked.elapsed() >= refresh);
+        if !due {
+            return Ok(());
+        }
+        // Taken before the read: a DDL that lands during it is caught next time.
+        let started = Instant::now();
+        let now = self
+            .store
+            .read_catalog(EPOCH_ENTRY)
+            .await
+            .map_err(store_error)?
+            .map(|r| r.version);
+        let mut epoch = self.epoch.lock();
+        if epoch.1 != now {
+            self.cache.clear();
+        }
+        *epoch = (Some(started), now);
+        Ok(())
+    }
+
+    /// Tell other proxies the catalog changed. Any newer epoch will do, so
+    /// a lost race means another DDL bumped it after ours: done either way.
+    async fn bump_epoch(&self) -> SqlResult<()> {
+        if self.refresh.is_none() {
+            return Ok(());
+        }
+        let rec = CatalogRecord {
+            version: Uuid::now_v7(),
+            definition: String::new(),
+        };
+        let current = self
+            .store
+            .read_catalog(EPOCH_ENTRY)
+            .await
+            .map_err(store_error)?;
+        match current {
+            None => self.store.insert_catalog(EPOCH_ENTRY, rec).await,
+            Some(cur) => {
+                self.store
+                    .update_catalog(EPOCH_ENTRY, cur.version, rec)
+                    .await
+            }
+        }
+        .map_err(store_error)?;
+        Ok(())
     }
 
     /// The table's definition, from cache or store; 42P01 if absent.
@@ -120,6 +198,7 @@ impl Catalog {
     }
 
     pub async fn lookup(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+        self.check_epoch().await?;
         if let Some(hit) = self.cache.get(name) {
             return Ok(Some(hit.1.clone()));
         }
@@ -156,6 +235,7 @@ impl Catalog {
             Cas::Applied => {
                 self.cache
                     .insert(def.name.clone(), (version, Arc::new(def)));
+                self.bump_epoch().await?;
                 Ok(true)
             }
             Cas::NotApplied(_) => {
@@ -189,6 +269,7 @@ impl Catalog {
                 let next = Arc::new(next);
                 self.cache
                     .insert(name.to_owned(), (new_version, next.clone()));
+                self.bump_epoch().await?;
                 return Ok(next);
             }
         }
@@ -208,6 +289,7 @@ impl Catalog {
                 .applied()
             {
                 self.cache.remove(name);
+                self.bump_epoch().await?;
                 return Ok(Some(def));
             }
         }
@@ -216,7 +298,10 @@ impl Catalog {
     /// All tables (for DROP INDEX, which names an index, not a table).
     pub async fn all(&self) -> SqlResult<Vec<Arc<TableDef>>> {
         let mut out = Vec::new();
-        for (_, rec) in self.store.list_catalog().await.map_err(store_error)? {
+        for (name, rec) in self.store.list_catalog().await.map_err(store_error)? {
+            if name == EPOCH_ENTRY {
+                continue;
+            }
             let def: TableDef = serde_json::from_str(&rec.definition)
                 .map_err(|e| SqlError::internal(format!("corrupt catalog entry: {e}")))?;
             out.push(Arc::new(def));

@@ -205,6 +205,12 @@ pub async fn create_index(
         })
         .await?;
     let index = published.uniques.len() - 1;
+    // Other proxies sharing the store learn of the new constraint within one
+    // catalog refresh; rows they write after that claim its keys themselves.
+    // Scan only then, so the scan sees every row written without a claim.
+    if let Some(refresh) = catalog.refresh() {
+        tokio::time::sleep(refresh * 2).await;
+    }
     match backfill(store, cfg, stats, &published, index, page).await {
         Ok(rows) => {
             info!(index = %name, table = %table.name, rows, "unique index built");

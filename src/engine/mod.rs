@@ -118,6 +118,9 @@ pub struct EngineConfig {
     pub max_retries: u32,
     /// Rows fetched per store page when scanning.
     pub scan_page: usize,
+    /// When the store is shared with other proxies: how often (at most) to
+    /// check the catalog for their DDL. None: this process is the only one.
+    pub catalog_refresh: Option<std::time::Duration>,
 }
 
 impl Default for EngineConfig {
@@ -127,6 +130,7 @@ impl Default for EngineConfig {
             lock_timeout: std::time::Duration::from_secs(30),
             max_retries: 5,
             scan_page: 256,
+            catalog_refresh: None,
         }
     }
 }
@@ -163,7 +167,7 @@ impl Engine {
         let store: Arc<dyn Store> = Arc::new(crate::store::counting::CountingStore::new(store));
         Engine {
             inner: Arc::new(Inner {
-                catalog: Catalog::new(store.clone()),
+                catalog: Catalog::new(store.clone(), config.catalog_refresh),
                 store,
                 claims: ClaimConfig {
                     lease: config.lease,
