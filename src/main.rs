@@ -5,9 +5,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::Parser;
-use keyclaim::config::{Config, Sources};
+use keyclaim::config::{Config, Sources, StoreKind};
 use keyclaim::engine::Engine;
 use keyclaim::server::{self, Server, ServerError};
+use keyclaim::store::cassandra::connect;
 use tracing::{error, info};
 
 /// A PostgreSQL-wire proxy that enforces PRIMARY KEY and UNIQUE on
@@ -23,6 +24,10 @@ struct Cli {
     /// Address to listen on, overriding [server] listen [default: 127.0.0.1:5433]
     #[arg(long, env = "KEYCLAIM_LISTEN", value_name = "ADDR")]
     listen: Option<String>,
+    /// Connect to the configured store, create its keyspace and tables if
+    /// missing, describe what was found, and exit (0: ready, 1: not).
+    #[arg(long)]
+    check: bool,
 }
 
 fn main() -> ExitCode {
@@ -56,6 +61,9 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    if cli.check {
+        return runtime.block_on(check(&config));
+    }
     match runtime.block_on(run(config)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -65,8 +73,28 @@ fn main() -> ExitCode {
     }
 }
 
+/// `--check`: for operators, a yes or no on the store with what was found.
+async fn check(config: &Config) -> ExitCode {
+    match config.store.kind {
+        StoreKind::Memory => {
+            println!("store.kind = \"memory\": nothing to check (the embedded store keeps nothing after exit)");
+            ExitCode::SUCCESS
+        }
+        StoreKind::Cassandra => match connect::check(&config.store).await {
+            Ok(report) => {
+                print!("{report}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("keyclaim --check: {e}");
+                ExitCode::FAILURE
+            }
+        },
+    }
+}
+
 async fn run(config: Config) -> Result<(), ServerError> {
-    let store = server::open_store(&config.store)?;
+    let store = server::open_store(&config.store).await?;
     let engine = Engine::new(store, config.engine_config());
     let server = Server::bind(&config, engine).await?;
     if let Ok(addr) = config.metrics.listen.parse() {

@@ -19,6 +19,7 @@ use tracing::{debug, field, info, info_span, warn, Instrument};
 
 use crate::config::{Config, StoreConfig, StoreKind};
 use crate::engine::Engine;
+use crate::store::cassandra::CassandraStore;
 use crate::store::memory::MemoryStore;
 use crate::store::Store;
 use crate::wire::{Activity, ConnectionHandlers, Service};
@@ -35,8 +36,9 @@ pub enum ServerError {
     Setup(String),
 }
 
-/// The store `[store]` names.
-pub fn open_store(config: &StoreConfig) -> Result<Arc<dyn Store>, ServerError> {
+/// The store `[store]` names; for Cassandra, connected and with its
+/// keyspace and tables in place.
+pub async fn open_store(config: &StoreConfig) -> Result<Arc<dyn Store>, ServerError> {
     match config.kind {
         StoreKind::Memory => {
             info!(
@@ -45,8 +47,10 @@ pub fn open_store(config: &StoreConfig) -> Result<Arc<dyn Store>, ServerError> {
             );
             Ok(Arc::new(MemoryStore::new()))
         }
-        StoreKind::Cassandra => Err(ServerError::Setup(
-            "store.kind = \"cassandra\" is not built yet; use kind = \"memory\" for now".into(),
+        StoreKind::Cassandra => Ok(Arc::new(
+            CassandraStore::connect(config)
+                .await
+                .map_err(ServerError::Setup)?,
         )),
     }
 }

@@ -13,6 +13,7 @@
 //! - claims: one per (constraint id, canonical key bytes), holding [`ClaimRecord`].
 //! - catalog: one per table name, holding a serialized table definition.
 
+pub mod cassandra;
 pub mod counting;
 pub mod faults;
 pub mod memory;

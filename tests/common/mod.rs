@@ -1,6 +1,9 @@
 //! The test harness: a keyclaim server in process, on 127.0.0.1 and a free
 //! port, over a fresh embedded store; plus tokio-postgres clients for it.
 //!
+//! With `KEYCLAIM_TEST_CASSANDRA=host:port` the store is Cassandra instead:
+//! each test server gets a fresh keyspace, dropped when the server is.
+//!
 //! ```ignore
 //! let server = common::start().await;
 //! let client = server.connect().await;
@@ -13,19 +16,26 @@ pub mod raw;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use keyclaim::config::Config;
+use keyclaim::config::{Config, StoreKind};
 use keyclaim::engine::Engine;
 use keyclaim::server::{RunningServer, Server};
+use keyclaim::store::cassandra::CassandraStore;
 use keyclaim::store::memory::MemoryStore;
+use keyclaim::store::Store;
 use tokio_postgres::{Client, NoTls};
 
 /// The user `connect` logs in as.
 pub const USER: &str = "keyclaim";
 
+/// The Cassandra node the suites run against, if any.
+pub const CASSANDRA_ENV: &str = "KEYCLAIM_TEST_CASSANDRA";
+
 pub struct TestServer {
     pub addr: SocketAddr,
-    pub store: Arc<MemoryStore>,
+    pub store: Arc<dyn Store>,
     running: Option<RunningServer>,
+    /// The Cassandra store and its keyspace, to drop at the end.
+    cassandra: Option<Arc<CassandraStore>>,
 }
 
 /// A server with the default config (trust auth).
@@ -38,9 +48,27 @@ pub async fn start() -> TestServer {
 pub async fn start_with(configure: impl FnOnce(&mut Config)) -> TestServer {
     init_logging();
     let mut config = Config::default();
+    let on_cassandra = std::env::var(CASSANDRA_ENV).ok();
+    if let Some(node) = &on_cassandra {
+        config.store.kind = StoreKind::Cassandra;
+        config.store.contact_points = vec![node.clone()];
+        config.store.keyspace = format!("kc_test_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
+        // One proxy per test: a short refresh only bounds index builds' wait.
+        config.store.catalog_refresh_ms = 50;
+    }
     configure(&mut config);
     config.server.listen = "127.0.0.1:0".into();
-    let store = Arc::new(MemoryStore::new());
+    let (store, cassandra): (Arc<dyn Store>, _) = match config.store.kind {
+        StoreKind::Memory => (Arc::new(MemoryStore::new()), None),
+        StoreKind::Cassandra => {
+            let c = Arc::new(
+                CassandraStore::connect(&config.store)
+                    .await
+                    .expect("test Cassandra store connects"),
+            );
+            (c.clone(), Some(c))
+        }
+    };
     let engine = Engine::new(store.clone(), config.engine_config());
     let server = Server::bind(&config, engine)
         .await
@@ -50,6 +78,7 @@ pub async fn start_with(configure: impl FnOnce(&mut Config)) -> TestServer {
         addr: running.addr(),
         store,
         running: Some(running),
+        cassandra,
     }
 }
 
@@ -101,6 +130,51 @@ impl TestServer {
     pub async fn shutdown(mut self) {
         if let Some(running) = self.running.take() {
             running.shutdown().await;
+        }
+        if let Some(c) = self.cassandra.take() {
+            drop_keyspace(c.session(), c.keyspace()).await.expect("cleanup");
+        }
+    }
+}
+
+async fn drop_keyspace(
+    session: &scylla::client::session::Session,
+    keyspace: &str,
+) -> Result<(), String> {
+    session
+        .query_unpaged(format!("DROP KEYSPACE IF EXISTS {keyspace}"), ())
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("dropping the test keyspace {keyspace}: {e}"))
+}
+
+impl Drop for TestServer {
+    /// A test that ends without `shutdown` still leaves no keyspace behind.
+    /// Its runtime is blocked here, so the drop runs on a runtime and driver
+    /// session of its own.
+    fn drop(&mut self) {
+        let Some(c) = self.cassandra.take() else {
+            return;
+        };
+        let keyspace = c.keyspace().to_owned();
+        let node = std::env::var(CASSANDRA_ENV).expect("set when a keyspace was made");
+        // Never panic here: this may run while a failed test unwinds.
+        let cleanup = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let session = scylla::client::session_builder::SessionBuilder::new()
+                    .known_node(node)
+                    .build()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                drop_keyspace(&session, &keyspace).await
+            })
+        });
+        if let Ok(Err(e)) = cleanup.join() {
+            eprintln!("{e}");
         }
     }
 }

@@ -1,0 +1,391 @@
+//! The CQL text of every statement the store runs, built by pure functions
+//! so that tests can read exactly what each operation sends.
+//!
+//! Layout (one keyspace):
+//! - one table per user table, `t_<name prefix>_<uuid>`: the primary-key
+//!   columns are the partition key (each row is its own partition, as the
+//!   claim protocol wants), plus the hidden `__version`, `__live`, `__claims`.
+//! - `claims`: a partition per (constraint id, canonical key bytes).
+//! - `catalog`: a partition per table name.
+//!
+//! Bind markers are always positional; the order of each statement's
+//! markers is documented where the statement is built and followed by
+//! `super::bind`.
+
+use crate::catalog::TableDef;
+use crate::types::SqlType;
+
+pub const VERSION: &str = "__version";
+pub const LIVE: &str = "__live";
+pub const CLAIMS: &str = "__claims";
+pub const CLAIMS_TABLE: &str = "claims";
+pub const CATALOG_TABLE: &str = "catalog";
+
+/// A quoted CQL identifier: case and any character kept, as PostgreSQL
+/// column names are.
+pub fn quote(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The CQL type a column of `ty` is stored as. Timestamps are bigint
+/// microseconds since the epoch: CQL `timestamp` keeps only milliseconds,
+/// and two PostgreSQL timestamps a microsecond apart must stay two keys.
+pub fn cql_type(ty: &SqlType) -> &'static str {
+    match ty {
+        SqlType::Bool => "boolean",
+        SqlType::Int2 => "smallint",
+        SqlType::Int4 => "int",
+        SqlType::Int8 => "bigint",
+        SqlType::Float4 => "float",
+        SqlType::Float8 => "double",
+        SqlType::Numeric => "decimal",
+        SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => "text",
+        SqlType::Json | SqlType::Jsonb => "text",
+        SqlType::Bytea => "blob",
+        SqlType::Uuid => "uuid",
+        SqlType::Date => "date",
+        SqlType::Timestamp | SqlType::TimestampTz => "bigint",
+    }
+}
+
+/// The CQL table of a user table: `t_<name prefix>_<uuid>`, from the
+/// storage id `<name>.<uuid simple>`. A CQL table name has at most 48
+/// characters of `[a-z0-9_]`; the uuid suffix keeps it unique, the prefix
+/// only helps an operator find it.
+pub fn table_name(def: &TableDef) -> String {
+    let (name, suffix) = def.id.rsplit_once('.').unwrap_or(("", &def.id));
+    let suffix: String = suffix
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    let room = 48usize.saturating_sub(3 + suffix.len());
+    let prefix: String = name
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | '0'..='9' => c,
+            'A'..='Z' => c.to_ascii_lowercase(),
+            _ => '_',
+        })
+        .take(room)
+        .collect();
+    format!("t_{prefix}_{suffix}")
+}
+
+pub fn create_keyspace(keyspace: &str, class: &str, factor: u32) -> String {
+    format!(
+        "CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {{'class': '{}', 'replication_factor': {factor}}}",
+        class.replace('\'', "''")
+    )
+}
+
+pub fn create_claims_table(keyspace: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{CLAIMS_TABLE} (constraint_id text, key blob, owner blob, txn uuid, PRIMARY KEY ((constraint_id, key)))"
+    )
+}
+
+pub fn create_catalog_table(keyspace: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{CATALOG_TABLE} (name text PRIMARY KEY, version uuid, definition text)"
+    )
+}
+
+/// The typed columns of a user table, then the hidden ones; partition key
+/// = the primary-key columns (composite when there are several).
+pub fn create_rows_table(keyspace: &str, def: &TableDef) -> String {
+    let mut cols: Vec<String> = def
+        .columns
+        .iter()
+        .map(|c| format!("{} {}", quote(&c.name), cql_type(&c.ty)))
+        .collect();
+    cols.push(format!("{} uuid", quote(VERSION)));
+    cols.push(format!("{} boolean", quote(LIVE)));
+    cols.push(format!("{} map<text, uuid>", quote(CLAIMS)));
+    format!(
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{} ({}, PRIMARY KEY (({})))",
+        table_name(def),
+        cols.join(", "),
+        pk_list(def)
+    )
+}
+
+pub fn drop_rows_table(keyspace: &str, def: &TableDef) -> String {
+    format!("DROP TABLE IF EXISTS {keyspace}.{}", table_name(def))
+}
+
+fn pk_list(def: &TableDef) -> String {
+    def.primary_key
+        .iter()
+        .map(|&i| quote(&def.columns[i].name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn pk_where(def: &TableDef) -> String {
+    def.primary_key
+        .iter()
+        .map(|&i| format!("{} = ?", quote(&def.columns[i].name)))
+        .collect::<Vec<_>>()
+        .join(" AND ")
+}
+
+/// Every column a row read returns: the table's columns in order, then
+/// `__version`, `__live`, `__claims`.
+fn select_list(def: &TableDef) -> String {
+    def.columns
+        .iter()
+        .map(|c| quote(&c.name))
+        .chain([VERSION, LIVE, CLAIMS].map(quote))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The data columns an UPDATE sets: every column outside the primary key.
+pub fn non_key_columns(def: &TableDef) -> impl Iterator<Item = usize> + '_ {
+    (0..def.columns.len()).filter(|i| !def.primary_key.contains(i))
+}
+
+/// The statements of one user table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RowCql {
+    /// Binds: the key columns.
+    pub read: String,
+    /// Binds: every column in table order, `__version`, `__live`, `__claims`.
+    pub insert: String,
+    /// Binds: the non-key columns in table order, `__version`, `__live`,
+    /// `__claims`, the key columns, then the expected `__version`.
+    pub update: String,
+    /// Binds: the page size.
+    pub scan_first: String,
+    /// Binds: the key columns of the last row seen, then the page size.
+    pub scan_after: String,
+}
+
+pub fn row_cql(keyspace: &str, def: &TableDef) -> RowCql {
+    let table = format!("{keyspace}.{}", table_name(def));
+    let select = select_list(def);
+    let all_markers = vec!["?"; def.columns.len() + 3].join(", ");
+    let sets: Vec<String> = non_key_columns(def)
+        .map(|i| quote(&def.columns[i].name))
+        .chain([VERSION, LIVE, CLAIMS].map(quote))
+        .map(|c| format!("{c} = ?"))
+        .collect();
+    let pks = pk_list(def);
+    let markers = vec!["?"; def.primary_key.len()].join(", ");
+    RowCql {
+        read: format!("SELECT {select} FROM {table} WHERE {}", pk_where(def)),
+        insert: format!(
+            "INSERT INTO {table} ({select}) VALUES ({all_markers}) IF NOT EXISTS"
+        ),
+        update: format!(
+            "UPDATE {table} SET {} WHERE {} IF {} = ?",
+            sets.join(", "),
+            pk_where(def),
+            quote(VERSION)
+        ),
+        scan_first: format!("SELECT {select} FROM {table} LIMIT ?"),
+        scan_after: format!(
+            "SELECT {select} FROM {table} WHERE token({pks}) > token({markers}) LIMIT ?"
+        ),
+    }
+}
+
+/// The statements of the claims and catalog tables.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FixedCql {
+    /// Binds: constraint, key.
+    pub claim_read: String,
+    /// Binds: constraint, key, owner, txn.
+    pub claim_insert: String,
+    /// Binds: new txn, constraint, key, expected txn, empty blob.
+    pub claim_restamp: String,
+    /// Binds: constraint, key, expected txn, empty blob.
+    pub claim_delete: String,
+    /// Binds: constraint.
+    pub claim_keys_of: String,
+    /// Binds: constraint, key.
+    pub claim_drop: String,
+    /// Binds: name.
+    pub catalog_read: String,
+    pub catalog_list: String,
+    /// Binds: name, version, definition.
+    pub catalog_insert: String,
+    /// Binds: version, definition, name, expected version.
+    pub catalog_update: String,
+    /// Binds: name, expected version.
+    pub catalog_delete: String,
+}
+
+pub fn fixed_cql(keyspace: &str) -> FixedCql {
+    let claims = format!("{keyspace}.{CLAIMS_TABLE}");
+    let catalog = format!("{keyspace}.{CATALOG_TABLE}");
+    let claim_key = "constraint_id = ? AND key = ?";
+    // Cassandra answers a failed `IF txn = ?` with only the columns its
+    // conditions name. `owner != 0x` holds for every claim (an owner is a
+    // non-empty key), so naming it costs nothing and brings the owner back
+    // with the txn: the caller learns whose claim it is without a read.
+    let claim_if = "IF txn = ? AND owner != ?";
+    FixedCql {
+        claim_read: format!("SELECT owner, txn FROM {claims} WHERE {claim_key}"),
+        claim_insert: format!(
+            "INSERT INTO {claims} (constraint_id, key, owner, txn) VALUES (?, ?, ?, ?) IF NOT EXISTS"
+        ),
+        claim_restamp: format!("UPDATE {claims} SET txn = ? WHERE {claim_key} {claim_if}"),
+        claim_delete: format!("DELETE FROM {claims} WHERE {claim_key} {claim_if}"),
+        claim_keys_of: format!(
+            "SELECT key FROM {claims} WHERE constraint_id = ? ALLOW FILTERING"
+        ),
+        claim_drop: format!("DELETE FROM {claims} WHERE {claim_key}"),
+        catalog_read: format!("SELECT version, definition FROM {catalog} WHERE name = ?"),
+        catalog_list: format!("SELECT name, version, definition FROM {catalog}"),
+        catalog_insert: format!(
+            "INSERT INTO {catalog} (name, version, definition) VALUES (?, ?, ?) IF NOT EXISTS"
+        ),
+        catalog_update: format!(
+            "UPDATE {catalog} SET version = ?, definition = ? WHERE name = ? IF version = ?"
+        ),
+        catalog_delete: format!("DELETE FROM {catalog} WHERE name = ? IF version = ?"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::ColumnDef;
+
+    fn col(name: &str, ty: SqlType) -> ColumnDef {
+        ColumnDef {
+            name: name.into(),
+            ty,
+            not_null: false,
+            default: None,
+        }
+    }
+
+    fn users() -> TableDef {
+        TableDef {
+            name: "Users".into(),
+            id: "Users.0192f0c4a1b27c3d8e9f001122334455".into(),
+            columns: vec![
+                col("org", SqlType::Int4),
+                col("handle", SqlType::Text),
+                col("email", SqlType::Varchar(Some(80))),
+                col("seen", SqlType::TimestampTz),
+            ],
+            primary_key: vec![0, 1],
+            pkey_name: "users_pkey".into(),
+            uniques: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn table_names_are_short_valid_identifiers() {
+        assert_eq!(
+            table_name(&users()),
+            "t_users_0192f0c4a1b27c3d8e9f001122334455"
+        );
+        let mut long = users();
+        long.id = format!("{}.0192f0c4a1b27c3d8e9f001122334455", "Ü-x".repeat(30));
+        let name = table_name(&long);
+        assert_eq!(name.len(), 48, "{name}");
+        assert!(crate::config::is_cql_identifier(&name), "{name}");
+        assert!(name.ends_with("_0192f0c4a1b27c3d8e9f001122334455"));
+    }
+
+    #[test]
+    fn rows_table_has_the_key_as_partition_key_and_hidden_columns() {
+        assert_eq!(
+            create_rows_table("ks", &users()),
+            "CREATE TABLE IF NOT EXISTS ks.t_users_0192f0c4a1b27c3d8e9f001122334455 (\
+             \"org\" int, \"handle\" text, \"email\" text, \"seen\" bigint, \
+             \"__version\" uuid, \"__live\" boolean, \"__claims\" map<text, uuid>, \
+             PRIMARY KEY ((\"org\", \"handle\")))"
+        );
+    }
+
+    #[test]
+    fn every_sql_type_has_a_cql_type() {
+        let pairs = [
+            (SqlType::Bool, "boolean"),
+            (SqlType::Int2, "smallint"),
+            (SqlType::Int8, "bigint"),
+            (SqlType::Float4, "float"),
+            (SqlType::Float8, "double"),
+            (SqlType::Numeric, "decimal"),
+            (SqlType::Char(Some(2)), "text"),
+            (SqlType::Jsonb, "text"),
+            (SqlType::Json, "text"),
+            (SqlType::Bytea, "blob"),
+            (SqlType::Uuid, "uuid"),
+            (SqlType::Date, "date"),
+            (SqlType::Timestamp, "bigint"),
+        ];
+        for (ty, cql) in pairs {
+            assert_eq!(cql_type(&ty), cql, "{ty:?}");
+        }
+    }
+
+    #[test]
+    fn row_statements_are_lwts_on_the_version() {
+        let cql = row_cql("ks", &users());
+        let t = "ks.t_users_0192f0c4a1b27c3d8e9f001122334455";
+        let all = "\"org\", \"handle\", \"email\", \"seen\", \"__version\", \"__live\", \"__claims\"";
+        assert_eq!(
+            cql.read,
+            format!("SELECT {all} FROM {t} WHERE \"org\" = ? AND \"handle\" = ?")
+        );
+        assert_eq!(
+            cql.insert,
+            format!("INSERT INTO {t} ({all}) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS")
+        );
+        assert_eq!(
+            cql.update,
+            format!(
+                "UPDATE {t} SET \"email\" = ?, \"seen\" = ?, \"__version\" = ?, \"__live\" = ?, \
+                 \"__claims\" = ? WHERE \"org\" = ? AND \"handle\" = ? IF \"__version\" = ?"
+            )
+        );
+        assert_eq!(cql.scan_first, format!("SELECT {all} FROM {t} LIMIT ?"));
+        assert_eq!(
+            cql.scan_after,
+            format!(
+                "SELECT {all} FROM {t} WHERE token(\"org\", \"handle\") > token(?, ?) LIMIT ?"
+            )
+        );
+    }
+
+    #[test]
+    fn claim_and_catalog_statements() {
+        let cql = fixed_cql("ks");
+        assert_eq!(
+            cql.claim_insert,
+            "INSERT INTO ks.claims (constraint_id, key, owner, txn) VALUES (?, ?, ?, ?) IF NOT EXISTS"
+        );
+        assert_eq!(
+            cql.claim_restamp,
+            "UPDATE ks.claims SET txn = ? WHERE constraint_id = ? AND key = ? IF txn = ? AND owner != ?"
+        );
+        assert_eq!(
+            cql.claim_delete,
+            "DELETE FROM ks.claims WHERE constraint_id = ? AND key = ? IF txn = ? AND owner != ?"
+        );
+        assert_eq!(
+            cql.catalog_update,
+            "UPDATE ks.catalog SET version = ?, definition = ? WHERE name = ? IF version = ?"
+        );
+        assert_eq!(
+            cql.catalog_delete,
+            "DELETE FROM ks.catalog WHERE name = ? IF version = ?"
+        );
+    }
+
+    #[test]
+    fn names_with_quotes_are_escaped() {
+        assert_eq!(quote("a\"b"), "\"a\"\"b\"");
+        assert_eq!(
+            create_keyspace("ks", "O'Strategy", 3),
+            "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'O''Strategy', 'replication_factor': 3}"
+        );
+    }
+}

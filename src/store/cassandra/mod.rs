@@ -1,0 +1,546 @@
+//! The Cassandra / ScyllaDB store: the `Store` primitives as CQL
+//! lightweight transactions, through the scylla driver.
+//!
+//! - [`connect`]: the driver session, the keyspace, `--check`.
+//! - [`cql`]: the text of every statement (pure, tested).
+//! - [`statements`]: prepared once, cached per table.
+//! - [`values`]: SQL values to CQL and back, result rows by column name.
+//! - [`errors`]: driver errors to "certainly not applied" / "unknown".
+//!
+//! Every conditional method is exactly one LWT. Where Cassandra answers a
+//! failed LWT without the row (a failed `IF __version = ?` returns only the
+//! version), the store reads the row at SERIAL to answer as the trait
+//! promises; ScyllaDB returns the row and needs no read.
+
+pub mod connect;
+pub mod cql;
+pub mod errors;
+pub mod statements;
+pub mod values;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::{StreamExt, TryStreamExt};
+use scylla::client::session::Session;
+use scylla::response::query_result::QueryResult;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::value::{CqlValue, MaybeUnset, Row};
+use scylla::serialize::row::SerializeRow;
+use tracing::info;
+use uuid::Uuid;
+
+use self::cql::non_key_columns;
+use self::errors::{classify, classify_pager};
+use self::statements::Statements;
+use self::values::{to_cql, Named};
+use super::{
+    Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreError, StoreResult, TxnId,
+};
+use crate::catalog::TableDef;
+use crate::config::StoreConfig;
+use crate::types::{decode_key, Value};
+
+/// One bound value: a value, NULL (`Set(None)`), or unset (leaves the
+/// column alone and writes no tombstone).
+type Bind = MaybeUnset<Option<CqlValue>>;
+
+fn set(v: Option<CqlValue>) -> Bind {
+    MaybeUnset::Set(v)
+}
+
+fn uuid(u: Uuid) -> Bind {
+    set(Some(CqlValue::Uuid(u)))
+}
+
+fn blob(b: &[u8]) -> Bind {
+    set(Some(CqlValue::Blob(b.to_vec())))
+}
+
+fn text(s: &str) -> Bind {
+    set(Some(CqlValue::Text(s.to_owned())))
+}
+
+pub struct CassandraStore {
+    session: Arc<Session>,
+    keyspace: String,
+    stmts: Statements,
+}
+
+/// The rows of a result with their column names.
+struct Rows {
+    names: Vec<String>,
+    rows: Vec<Row>,
+}
+
+impl Rows {
+    fn iter(&self) -> impl Iterator<Item = Named<'_>> {
+        self.rows.iter().map(|r| Named {
+            names: &self.names,
+            values: &r.columns,
+        })
+    }
+
+    fn first(&self) -> Option<Named<'_>> {
+        self.iter().next()
+    }
+}
+
+fn rows_of(result: QueryResult) -> StoreResult<Rows> {
+    let bad = |e: &dyn std::fmt::Display| StoreError::Unknown(format!("unreadable result: {e}"));
+    let rows = result.into_rows_result().map_err(|e| bad(&e))?;
+    let names = rows
+        .column_specs()
+        .iter()
+        .map(|c| c.name().to_owned())
+        .collect();
+    let rows = rows
+        .rows::<Row>()
+        .map_err(|e| bad(&e))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| bad(&e))?;
+    Ok(Rows { names, rows })
+}
+
+/// An LWT's answer: applied, or not together with what came back.
+fn lwt_answer(rows: &Rows) -> StoreResult<Option<Named<'_>>> {
+    let first = rows
+        .first()
+        .ok_or_else(|| StoreError::Unknown("an LWT returned no [applied] row".into()))?;
+    Ok(if first.applied()? { None } else { Some(first) })
+}
+
+/// The key's values, typed, from its canonical bytes.
+fn key_values(table: &TableDef, pk: &[u8]) -> StoreResult<Vec<Value>> {
+    let types: Vec<_> = table
+        .primary_key
+        .iter()
+        .map(|&i| table.columns[i].ty.clone())
+        .collect();
+    decode_key(&types, pk).map_err(|e| StoreError::Unavailable(e.message))
+}
+
+/// A value as its column stores it (values arrive already of the column's
+/// type; the cast only guards the wire type against a mismatch).
+fn column_value(table: &TableDef, i: usize, v: &Value) -> Option<CqlValue> {
+    let ty = &table.columns[i].ty;
+    match v.cast_to(ty) {
+        Ok(cast) => to_cql(&cast),
+        Err(_) => to_cql(v),
+    }
+}
+
+fn claims_map(claims: &BTreeMap<String, TxnId>) -> Option<CqlValue> {
+    if claims.is_empty() {
+        return None;
+    }
+    Some(CqlValue::Map(
+        claims
+            .iter()
+            .map(|(k, v)| (CqlValue::Text(k.clone()), CqlValue::Uuid(*v)))
+            .collect(),
+    ))
+}
+
+fn claim_of(named: &Named<'_>) -> StoreResult<Option<ClaimRecord>> {
+    match (named.blob("owner")?, named.uuid("txn")?) {
+        (Some(owner), Some(txn)) => Ok(Some(ClaimRecord { owner, txn })),
+        _ => Ok(None),
+    }
+}
+
+fn catalog_of(named: &Named<'_>) -> StoreResult<Option<CatalogRecord>> {
+    match (named.uuid("version")?, named.text("definition")?) {
+        (Some(version), Some(definition)) => Ok(Some(CatalogRecord {
+            version,
+            definition,
+        })),
+        (Some(version), None) => Ok(Some(CatalogRecord {
+            version,
+            definition: String::new(),
+        })),
+        _ => Ok(None),
+    }
+}
+
+impl CassandraStore {
+    /// Connects, creates the keyspace and keyclaim's tables when missing,
+    /// and prepares the fixed statements.
+    pub async fn connect(cfg: &StoreConfig) -> Result<CassandraStore, String> {
+        let session = Arc::new(connect::session(cfg).await?);
+        connect::ensure_schema(&session, cfg).await?;
+        let stmts = Statements::new(
+            session.clone(),
+            &cfg.keyspace,
+            connect::serial_read(cfg.serial_consistency),
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+        info!(
+            store = "cassandra",
+            keyspace = %cfg.keyspace,
+            nodes = %cfg.contact_points.join(","),
+            "connected to Cassandra"
+        );
+        Ok(CassandraStore {
+            session,
+            keyspace: cfg.keyspace.clone(),
+            stmts,
+        })
+    }
+
+    /// The driver session (for tools and tests that also speak CQL).
+    pub fn session(&self) -> &Arc<Session> {
+        &self.session
+    }
+
+    pub fn keyspace(&self) -> &str {
+        &self.keyspace
+    }
+
+    async fn run(
+        &self,
+        stmt: &PreparedStatement,
+        values: impl SerializeRow,
+        lwt: bool,
+    ) -> StoreResult<Rows> {
+        let result = self
+            .session
+            .execute_unpaged(stmt, values)
+            .await
+            .map_err(|e| classify(&e, lwt))?;
+        rows_of(result)
+    }
+
+    async fn run_ddl(&self, text: String) -> StoreResult<()> {
+        self.session
+            .query_unpaged(text, ())
+            .await
+            .map_err(|e| classify(&e, false))?;
+        self.session
+            .await_schema_agreement()
+            .await
+            .map_err(|e| StoreError::Unknown(format!("schema agreement: {e}")))?;
+        Ok(())
+    }
+}
+
+#[async_trait]
+impl Store for CassandraStore {
+    fn kind(&self) -> &'static str {
+        "cassandra"
+    }
+
+    async fn create_table(&self, table: &TableDef) -> StoreResult<()> {
+        self.run_ddl(cql::create_rows_table(&self.keyspace, table))
+            .await
+    }
+
+    async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
+        self.stmts.forget(table);
+        self.run_ddl(cql::drop_rows_table(&self.keyspace, table))
+            .await
+    }
+
+    async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
+        let stmts = self.stmts.table(table).await?;
+        let key: Vec<Bind> = key_values(table, pk)?.iter().map(|v| set(to_cql(v))).collect();
+        let rows = self.run(&stmts.read, key, false).await?;
+        match rows.first() {
+            Some(named) => Ok(named.row(table)?.map(|(_, r)| r)),
+            None => Ok(None),
+        }
+    }
+
+    async fn insert_row(
+        &self,
+        table: &TableDef,
+        pk: &[u8],
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        let stmts = self.stmts.table(table).await?;
+        let key = key_values(table, pk)?;
+        let mut binds: Vec<Bind> = Vec::with_capacity(table.columns.len() + 3);
+        for i in 0..table.columns.len() {
+            // The key columns hold the canonical key, so equal keys share a partition.
+            let bind = if let Some(k) = table.primary_key.iter().position(|&p| p == i) {
+                set(to_cql(&key[k]))
+            } else {
+                match row.values.get(i).filter(|_| row.live) {
+                    Some(v) if !v.is_null() => set(column_value(table, i, v)),
+                    // Nothing to overwrite in a new partition: no tombstone.
+                    _ => MaybeUnset::Unset,
+                }
+            };
+            binds.push(bind);
+        }
+        binds.push(uuid(row.version));
+        binds.push(set(Some(CqlValue::Boolean(row.live))));
+        binds.push(match claims_map(&row.claims) {
+            Some(m) => set(Some(m)),
+            None => MaybeUnset::Unset,
+        });
+        let rows = self.run(&stmts.insert, binds, true).await?;
+        match lwt_answer(&rows)? {
+            None => Ok(Cas::Applied),
+            Some(current) => Ok(Cas::NotApplied(current.row(table)?.map(|(_, r)| r))),
+        }
+    }
+
+    async fn update_row(
+        &self,
+        table: &TableDef,
+        pk: &[u8],
+        expected: TxnId,
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        let stmts = self.stmts.table(table).await?;
+        let mut binds: Vec<Bind> = non_key_columns(table)
+            .map(|i| match row.values.get(i).filter(|_| row.live) {
+                Some(v) => set(column_value(table, i, v)),
+                // Dead rows keep no data.
+                None => set(None),
+            })
+            .collect();
+        binds.push(uuid(row.version));
+        binds.push(set(Some(CqlValue::Boolean(row.live))));
+        binds.push(set(claims_map(&row.claims)));
+        binds.extend(key_values(table, pk)?.iter().map(|v| set(to_cql(v))));
+        binds.push(uuid(expected));
+        let rows = self.run(&stmts.update, binds, true).await?;
+        let Some(current) = lwt_answer(&rows)? else {
+            return Ok(Cas::Applied);
+        };
+        if current.has_row(table) {
+            return Ok(Cas::NotApplied(current.row(table)?.map(|(_, r)| r)));
+        }
+        // Cassandra sent only `__version`: null means no partition (every
+        // write sets it); otherwise read the row the condition did not bring.
+        if current.uuid(cql::VERSION)?.is_none() {
+            return Ok(Cas::NotApplied(None));
+        }
+        Ok(Cas::NotApplied(self.read_row(table, pk).await?))
+    }
+
+    async fn scan_rows(
+        &self,
+        table: &TableDef,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<ScanPage> {
+        let stmts = self.stmts.table(table).await?;
+        let limit_bind = set(Some(CqlValue::Int(limit.min(i32::MAX as usize) as i32)));
+        // Pages follow the token order: each page starts after the token
+        // of the last key of the one before.
+        let rows = match after {
+            None => self.run(&stmts.scan_first, vec![limit_bind], false).await?,
+            Some(after) => {
+                let mut binds: Vec<Bind> = key_values(table, after)?
+                    .iter()
+                    .map(|v| set(to_cql(v)))
+                    .collect();
+                binds.push(limit_bind);
+                self.run(&stmts.scan_after, binds, false).await?
+            }
+        };
+        let mut page = Vec::with_capacity(rows.rows.len());
+        for named in rows.iter() {
+            page.extend(named.row(table)?);
+        }
+        let next = if rows.rows.len() >= limit {
+            page.last().map(|(k, _)| k.clone())
+        } else {
+            None
+        };
+        Ok(ScanPage { rows: page, next })
+    }
+
+    async fn read_claim(&self, constraint: &str, key: &[u8]) -> StoreResult<Option<ClaimRecord>> {
+        let rows = self
+            .run(
+                &self.stmts.fixed.claim_read,
+                vec![text(constraint), blob(key)],
+                false,
+            )
+            .await?;
+        match rows.first() {
+            Some(named) => claim_of(&named),
+            None => Ok(None),
+        }
+    }
+
+    async fn insert_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        claim: ClaimRecord,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        let binds = vec![
+            text(constraint),
+            blob(key),
+            blob(&claim.owner),
+            uuid(claim.txn),
+        ];
+        let rows = self.run(&self.stmts.fixed.claim_insert, binds, true).await?;
+        match lwt_answer(&rows)? {
+            None => Ok(Cas::Applied),
+            Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
+        }
+    }
+
+    async fn restamp_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+        new: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        let binds = vec![
+            uuid(new),
+            text(constraint),
+            blob(key),
+            uuid(expected),
+            blob(&[]),
+        ];
+        let rows = self
+            .run(&self.stmts.fixed.claim_restamp, binds, true)
+            .await?;
+        match lwt_answer(&rows)? {
+            None => Ok(Cas::Applied),
+            Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
+        }
+    }
+
+    async fn delete_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        let binds = vec![text(constraint), blob(key), uuid(expected), blob(&[])];
+        let rows = self.run(&self.stmts.fixed.claim_delete, binds, true).await?;
+        match lwt_answer(&rows)? {
+            None => Ok(Cas::Applied),
+            Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
+        }
+    }
+
+    /// A constraint's claims are spread over the whole claims table (the
+    /// constraint is only part of each partition key), so this is a paged
+    /// full scan of that table, filtered, then a delete per claim: O(all
+    /// claims) work, done only by DROP INDEX / DROP TABLE. The constraint
+    /// id is never reused and is already out of the catalog, so a plain
+    /// delete cannot race with a claim that still counts.
+    async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
+        let pager = self
+            .session
+            .execute_iter(self.stmts.fixed.claim_keys_of.clone(), vec![text(constraint)])
+            .await
+            .map_err(|e| classify_pager(&e))?;
+        let keys = pager
+            .rows_stream::<(Vec<u8>,)>()
+            .map_err(|e| StoreError::Unknown(format!("unreadable claims: {e}")))?;
+        keys.map_err(|e| StoreError::Unknown(format!("scanning claims: {e}")))
+            .try_for_each_concurrent(16, |(key,)| async move {
+                self.run(
+                    &self.stmts.fixed.claim_drop,
+                    vec![text(constraint), blob(&key)],
+                    false,
+                )
+                .await
+                .map(|_| ())
+            })
+            .await
+    }
+
+    async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>> {
+        let rows = self
+            .run(&self.stmts.fixed.catalog_read, vec![text(name)], false)
+            .await?;
+        match rows.first() {
+            Some(named) => catalog_of(&named),
+            None => Ok(None),
+        }
+    }
+
+    async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
+        let pager = self
+            .session
+            .execute_iter(self.stmts.fixed.catalog_list.clone(), ())
+            .await
+            .map_err(|e| classify_pager(&e))?;
+        let rows = pager
+            .rows_stream::<(String, Uuid, Option<String>)>()
+            .map_err(|e| StoreError::Unknown(format!("unreadable catalog: {e}")))?;
+        rows.map(|r| {
+            r.map(|(name, version, definition)| {
+                (
+                    name,
+                    CatalogRecord {
+                        version,
+                        definition: definition.unwrap_or_default(),
+                    },
+                )
+            })
+            .map_err(|e| StoreError::Unknown(format!("reading the catalog: {e}")))
+        })
+        .try_collect()
+        .await
+    }
+
+    async fn insert_catalog(
+        &self,
+        name: &str,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        let binds = vec![text(name), uuid(rec.version), text(&rec.definition)];
+        let rows = self
+            .run(&self.stmts.fixed.catalog_insert, binds, true)
+            .await?;
+        match lwt_answer(&rows)? {
+            None => Ok(Cas::Applied),
+            Some(current) => Ok(Cas::NotApplied(catalog_of(&current)?)),
+        }
+    }
+
+    async fn update_catalog(
+        &self,
+        name: &str,
+        expected: Uuid,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        let binds = vec![
+            uuid(rec.version),
+            text(&rec.definition),
+            text(name),
+            uuid(expected),
+        ];
+        let rows = self
+            .run(&self.stmts.fixed.catalog_update, binds, true)
+            .await?;
+        self.catalog_answer(name, &rows).await
+    }
+
+    async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
+        let binds = vec![text(name), uuid(expected)];
+        let rows = self
+            .run(&self.stmts.fixed.catalog_delete, binds, true)
+            .await?;
+        self.catalog_answer(name, &rows).await
+    }
+}
+
+impl CassandraStore {
+    /// A catalog CAS's answer; Cassandra's not-applied answer carries only
+    /// the version, so the definition is read when it did not come back.
+    async fn catalog_answer(&self, name: &str, rows: &Rows) -> StoreResult<Cas<CatalogRecord>> {
+        let Some(current) = lwt_answer(rows)? else {
+            return Ok(Cas::Applied);
+        };
+        if current.has("definition") || current.uuid("version")?.is_none() {
+            return Ok(Cas::NotApplied(catalog_of(&current)?));
+        }
+        Ok(Cas::NotApplied(self.read_catalog(name).await?))
+    }
+}

@@ -1,0 +1,143 @@
+//! Prepared statements: each statement is prepared once per process (the
+//! claims and catalog ones at connect, a user table's on its first use) and
+//! reused, so a request carries only a statement id and its values.
+
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use scylla::client::session::Session;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
+
+use super::cql::{self, FixedCql, RowCql};
+use super::errors::classify_prepare;
+use crate::catalog::TableDef;
+use crate::store::StoreResult;
+
+/// A user table's statements.
+pub struct TableStatements {
+    pub read: PreparedStatement,
+    pub insert: PreparedStatement,
+    pub update: PreparedStatement,
+    pub scan_first: PreparedStatement,
+    pub scan_after: PreparedStatement,
+}
+
+/// The claims and catalog statements.
+pub struct FixedStatements {
+    pub claim_read: PreparedStatement,
+    pub claim_insert: PreparedStatement,
+    pub claim_restamp: PreparedStatement,
+    pub claim_delete: PreparedStatement,
+    pub claim_keys_of: PreparedStatement,
+    pub claim_drop: PreparedStatement,
+    pub catalog_read: PreparedStatement,
+    pub catalog_list: PreparedStatement,
+    pub catalog_insert: PreparedStatement,
+    pub catalog_update: PreparedStatement,
+    pub catalog_delete: PreparedStatement,
+}
+
+pub struct Statements {
+    session: Arc<Session>,
+    keyspace: String,
+    /// The consistency of reads that decide (LOCAL_SERIAL or SERIAL).
+    serial: Consistency,
+    /// Keyed by table id: a recreated table (new id) gets new statements.
+    tables: DashMap<String, Arc<TableStatements>>,
+    pub fixed: FixedStatements,
+}
+
+async fn prepare(
+    session: &Session,
+    text: String,
+    serial: Option<Consistency>,
+) -> StoreResult<PreparedStatement> {
+    let mut stmt = session
+        .prepare(text)
+        .await
+        .map_err(|e| classify_prepare(&e))?;
+    if let Some(c) = serial {
+        stmt.set_consistency(c);
+    }
+    Ok(stmt)
+}
+
+impl Statements {
+    pub async fn new(
+        session: Arc<Session>,
+        keyspace: &str,
+        serial: Consistency,
+    ) -> StoreResult<Statements> {
+        let FixedCql {
+            claim_read,
+            claim_insert,
+            claim_restamp,
+            claim_delete,
+            claim_keys_of,
+            claim_drop,
+            catalog_read,
+            catalog_list,
+            catalog_insert,
+            catalog_update,
+            catalog_delete,
+        } = cql::fixed_cql(keyspace);
+        let s = session.as_ref();
+        let fixed = FixedStatements {
+            claim_read: prepare(s, claim_read, Some(serial)).await?,
+            claim_insert: prepare(s, claim_insert, None).await?,
+            claim_restamp: prepare(s, claim_restamp, None).await?,
+            claim_delete: prepare(s, claim_delete, None).await?,
+            claim_keys_of: prepare(s, claim_keys_of, None).await?,
+            claim_drop: prepare(s, claim_drop, None).await?,
+            catalog_read: prepare(s, catalog_read, Some(serial)).await?,
+            catalog_list: prepare(s, catalog_list, None).await?,
+            catalog_insert: prepare(s, catalog_insert, None).await?,
+            catalog_update: prepare(s, catalog_update, None).await?,
+            catalog_delete: prepare(s, catalog_delete, None).await?,
+        };
+        Ok(Statements {
+            session,
+            keyspace: keyspace.to_owned(),
+            serial,
+            tables: DashMap::new(),
+            fixed,
+        })
+    }
+
+    /// The table's statements, prepared on first use. Two statements that
+    /// race to prepare both succeed; one result is kept.
+    pub async fn table(&self, def: &TableDef) -> StoreResult<Arc<TableStatements>> {
+        if let Some(hit) = self.tables.get(&def.id) {
+            return Ok(hit.clone());
+        }
+        let RowCql {
+            read,
+            insert,
+            update,
+            scan_first,
+            scan_after,
+        } = cql::row_cql(&self.keyspace, def);
+        let s = self.session.as_ref();
+        let (read, insert, update, scan_first, scan_after) = futures::try_join!(
+            prepare(s, read, Some(self.serial)),
+            prepare(s, insert, None),
+            prepare(s, update, None),
+            prepare(s, scan_first, None),
+            prepare(s, scan_after, None),
+        )?;
+        let stmts = Arc::new(TableStatements {
+            read,
+            insert,
+            update,
+            scan_first,
+            scan_after,
+        });
+        self.tables.insert(def.id.clone(), stmts.clone());
+        Ok(stmts)
+    }
+
+    pub fn forget(&self, def: &TableDef) {
+        self.tables.remove(&def.id);
+    }
+}

@@ -1,0 +1,280 @@
+//! SQL values to CQL values and back, and reading result rows by column
+//! name (what an LWT returns depends on the server: see `Named`).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDate};
+use rust_decimal::Decimal;
+use scylla::value::{CqlDate, CqlDecimal, CqlValue};
+use uuid::Uuid;
+
+use super::cql::{CLAIMS, LIVE, VERSION};
+use crate::catalog::TableDef;
+use crate::store::{RowRecord, StoreError, StoreResult};
+use crate::types::{encode_key, SqlType, Value};
+
+const EPOCH: NaiveDate = NaiveDate::from_ymd_opt(1970, 1, 1).expect("a valid date");
+/// CQL `date` counts days with the epoch at 2^31.
+const CQL_DATE_EPOCH: i64 = 1 << 31;
+
+/// The CQL value a column stores for `v` (None: NULL). Matches `cql::cql_type`.
+pub fn to_cql(v: &Value) -> Option<CqlValue> {
+    Some(match v {
+        Value::Null => return None,
+        Value::Bool(b) => CqlValue::Boolean(*b),
+        Value::Int2(i) => CqlValue::SmallInt(*i),
+        Value::Int4(i) => CqlValue::Int(*i),
+        Value::Int8(i) => CqlValue::BigInt(*i),
+        Value::Float4(f) => CqlValue::Float(*f),
+        Value::Float8(f) => CqlValue::Double(*f),
+        Value::Numeric(d) => CqlValue::Decimal(decimal_to_cql(d)),
+        Value::Text(s) | Value::Json(s) => CqlValue::Text(s.clone()),
+        Value::Bytea(b) => CqlValue::Blob(b.clone()),
+        Value::Uuid(u) => CqlValue::Uuid(*u),
+        Value::Date(d) => {
+            let days = (*d - EPOCH).num_days() + CQL_DATE_EPOCH;
+            CqlValue::Date(CqlDate(days as u32))
+        }
+        Value::Timestamp(ts) => CqlValue::BigInt(ts.and_utc().timestamp_micros()),
+        Value::TimestampTz(ts) => CqlValue::BigInt(ts.timestamp_micros()),
+    })
+}
+
+/// The SQL value of a column of type `ty` read back.
+pub fn from_cql(ty: &SqlType, v: Option<&CqlValue>) -> StoreResult<Value> {
+    let Some(v) = v else {
+        return Ok(Value::Null);
+    };
+    let bad = || corrupt(format!("a {ty:?} column holds {v:?}"));
+    Ok(match (ty, v) {
+        (SqlType::Bool, CqlValue::Boolean(b)) => Value::Bool(*b),
+        (SqlType::Int2, CqlValue::SmallInt(i)) => Value::Int2(*i),
+        (SqlType::Int4, CqlValue::Int(i)) => Value::Int4(*i),
+        (SqlType::Int8, CqlValue::BigInt(i)) => Value::Int8(*i),
+        (SqlType::Float4, CqlValue::Float(f)) => Value::Float4(*f),
+        (SqlType::Float8, CqlValue::Double(f)) => Value::Float8(*f),
+        (SqlType::Numeric, CqlValue::Decimal(d)) => {
+            Value::Numeric(decimal_from_cql(d).ok_or_else(bad)?)
+        }
+        (SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_), CqlValue::Text(s)) => {
+            Value::Text(s.clone())
+        }
+        (SqlType::Json | SqlType::Jsonb, CqlValue::Text(s)) => Value::Json(s.clone()),
+        (SqlType::Bytea, CqlValue::Blob(b)) => Value::Bytea(b.clone()),
+        (SqlType::Uuid, CqlValue::Uuid(u)) => Value::Uuid(*u),
+        (SqlType::Date, CqlValue::Date(CqlDate(days))) => {
+            let since = i64::from(*days) - CQL_DATE_EPOCH;
+            Value::Date(
+                EPOCH
+                    .checked_add_signed(chrono::TimeDelta::days(since))
+                    .ok_or_else(bad)?,
+            )
+        }
+        (SqlType::Timestamp, CqlValue::BigInt(us)) => {
+            Value::Timestamp(DateTime::from_timestamp_micros(*us).ok_or_else(bad)?.naive_utc())
+        }
+        (SqlType::TimestampTz, CqlValue::BigInt(us)) => {
+            Value::TimestampTz(DateTime::from_timestamp_micros(*us).ok_or_else(bad)?)
+        }
+        _ => return Err(bad()),
+    })
+}
+
+/// rust_decimal (96-bit mantissa, scale 0..=28) as CQL decimal (varint
+/// mantissa, 32-bit scale): always exact.
+fn decimal_to_cql(d: &Decimal) -> CqlDecimal {
+    let bytes = d.mantissa().to_be_bytes();
+    // The shortest two's complement: drop leading bytes that only repeat the sign.
+    let mut start = 0;
+    while start < bytes.len() - 1 {
+        let (b, next) = (bytes[start], bytes[start + 1]);
+        if (b == 0 && next & 0x80 == 0) || (b == 0xff && next & 0x80 != 0) {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    CqlDecimal::from_signed_be_bytes_and_exponent(bytes[start..].to_vec(), d.scale() as i32)
+}
+
+/// CQL decimal to rust_decimal; None when it does not fit (only data that
+/// keyclaim did not write can be that large).
+fn decimal_from_cql(d: &CqlDecimal) -> Option<Decimal> {
+    let (bytes, scale) = d.as_signed_be_bytes_slice_and_exponent();
+    if bytes.is_empty() || bytes.len() > 16 {
+        return None;
+    }
+    let fill = if bytes[0] & 0x80 != 0 { 0xff } else { 0 };
+    let mut wide = [fill; 16];
+    wide[16 - bytes.len()..].copy_from_slice(bytes);
+    let mantissa = i128::from_be_bytes(wide);
+    Decimal::try_from_i128_with_scale(mantissa, u32::try_from(scale).ok()?).ok()
+}
+
+fn corrupt(what: String) -> StoreError {
+    // Reached only after the request ran: for an LWT, whether it applied
+    // is not known from here.
+    StoreError::Unknown(format!("unexpected data in the store: {what}"))
+}
+
+/// One result row, read by column name. Cassandra answers a failed LWT with
+/// `[applied]` plus either the whole row (IF NOT EXISTS) or only the columns
+/// its conditions name; ScyllaDB always sends the whole row. Asking by name
+/// handles all of them, and tells which columns were sent at all.
+pub struct Named<'r> {
+    pub names: &'r [String],
+    pub values: &'r [Option<CqlValue>],
+}
+
+impl Named<'_> {
+    pub fn has(&self, name: &str) -> bool {
+        self.names.iter().any(|n| n == name)
+    }
+
+    pub fn get(&self, name: &str) -> Option<&CqlValue> {
+        let i = self.names.iter().position(|n| n == name)?;
+        self.values.get(i)?.as_ref()
+    }
+
+    pub fn uuid(&self, name: &str) -> StoreResult<Option<Uuid>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(CqlValue::Uuid(u)) => Ok(Some(*u)),
+            Some(CqlValue::Timeuuid(u)) => Ok(Some((*u).into())),
+            Some(v) => Err(corrupt(format!("{name} holds {v:?}"))),
+        }
+    }
+
+    pub fn blob(&self, name: &str) -> StoreResult<Option<Vec<u8>>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(CqlValue::Blob(b)) => Ok(Some(b.clone())),
+            Some(v) => Err(corrupt(format!("{name} holds {v:?}"))),
+        }
+    }
+
+    pub fn text(&self, name: &str) -> StoreResult<Option<String>> {
+        match self.get(name) {
+            None => Ok(None),
+            Some(CqlValue::Text(s) | CqlValue::Ascii(s)) => Ok(Some(s.clone())),
+            Some(v) => Err(corrupt(format!("{name} holds {v:?}"))),
+        }
+    }
+
+    pub fn applied(&self) -> StoreResult<bool> {
+        match self.get("[applied]") {
+            Some(CqlValue::Boolean(b)) => Ok(*b),
+            other => Err(corrupt(format!("[applied] is {other:?}"))),
+        }
+    }
+
+    /// Whether this row carries a whole row partition (not just `[applied]`
+    /// and the condition's columns).
+    pub fn has_row(&self, table: &TableDef) -> bool {
+        self.has(LIVE) && table.columns.iter().all(|c| self.has(&c.name))
+    }
+
+    /// The row partition this row shows, with its key bytes; None when the
+    /// partition is absent (Cassandra fills a not-applied LWT on a missing
+    /// partition with nulls).
+    pub fn row(&self, table: &TableDef) -> StoreResult<Option<(Vec<u8>, RowRecord)>> {
+        let version = self.uuid(VERSION)?;
+        let live = match self.get(LIVE) {
+            Some(CqlValue::Boolean(b)) => Some(*b),
+            None => None,
+            Some(v) => return Err(corrupt(format!("{LIVE} holds {v:?}"))),
+        };
+        let (Some(version), Some(live)) = (version, live) else {
+            return Ok(None);
+        };
+        let mut key = Vec::with_capacity(table.primary_key.len());
+        for &i in &table.primary_key {
+            let c = &table.columns[i];
+            key.push(from_cql(&c.ty, self.get(&c.name))?);
+        }
+        let pk = encode_key(&key.iter().collect::<Vec<_>>());
+        let mut claims = BTreeMap::new();
+        if let Some(CqlValue::Map(entries)) = self.get(CLAIMS) {
+            for (k, v) in entries {
+                match (k, v) {
+                    (CqlValue::Text(k), CqlValue::Uuid(v)) => {
+                        claims.insert(k.clone(), *v);
+                    }
+                    other => return Err(corrupt(format!("{CLAIMS} holds {other:?}"))),
+                }
+            }
+        }
+        let values = if live {
+            table
+                .columns
+                .iter()
+                .map(|c| from_cql(&c.ty, self.get(&c.name)))
+                .collect::<StoreResult<_>>()?
+        } else {
+            Vec::new()
+        };
+        Ok(Some((
+            pk,
+            RowRecord {
+                version,
+                live,
+                claims,
+                values,
+            },
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(ty: SqlType, text: &str) {
+        let v = Value::parse_text(&ty, text).unwrap();
+        let cql = to_cql(&v);
+        let back = from_cql(&ty, cql.as_ref()).unwrap();
+        assert_eq!(back, v, "{ty:?} {text}");
+    }
+
+    #[test]
+    fn every_type_round_trips_through_cql() {
+        round_trip(SqlType::Bool, "t");
+        round_trip(SqlType::Int2, "-32768");
+        round_trip(SqlType::Int4, "2147483647");
+        round_trip(SqlType::Int8, "-9223372036854775808");
+        round_trip(SqlType::Float4, "1.5");
+        round_trip(SqlType::Float8, "-1e300");
+        round_trip(SqlType::Numeric, "123.4500");
+        round_trip(SqlType::Numeric, "-0.0000000000000000000000000001");
+        round_trip(SqlType::Numeric, "79228162514264337593543950335");
+        round_trip(SqlType::Numeric, "-128");
+        round_trip(SqlType::Numeric, "128");
+        round_trip(SqlType::Numeric, "0");
+        round_trip(SqlType::Text, "héllo");
+        round_trip(SqlType::Char(Some(3)), "ab ");
+        round_trip(SqlType::Bytea, "\\x00ff10");
+        round_trip(SqlType::Uuid, "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11");
+        round_trip(SqlType::Date, "2024-02-29");
+        round_trip(SqlType::Date, "0001-01-01");
+        round_trip(SqlType::Date, "1969-12-31");
+        round_trip(SqlType::Timestamp, "2024-01-02 03:04:05.000001");
+        round_trip(SqlType::TimestampTz, "1960-01-02 03:04:05.123456+00");
+        round_trip(SqlType::Jsonb, r#"{"a": [1, 2]}"#);
+        assert_eq!(from_cql(&SqlType::Int4, None).unwrap(), Value::Null);
+        assert!(to_cql(&Value::Null).is_none());
+    }
+
+    #[test]
+    fn decimals_use_the_shortest_mantissa() {
+        let d = |s: &str| decimal_to_cql(&s.parse().unwrap());
+        assert_eq!(d("0").as_signed_be_bytes_slice_and_exponent(), (&[0u8][..], 0));
+        assert_eq!(d("-1").as_signed_be_bytes_slice_and_exponent(), (&[0xffu8][..], 0));
+        assert_eq!(d("1.28").as_signed_be_bytes_slice_and_exponent(), (&[0u8, 0x80][..], 2));
+        assert_eq!(d("-1.29").as_signed_be_bytes_slice_and_exponent(), (&[0xffu8, 0x7f][..], 2));
+    }
+
+    #[test]
+    fn a_mismatched_column_is_reported() {
+        assert!(from_cql(&SqlType::Int4, Some(&CqlValue::Text("x".into()))).is_err());
+    }
+}
