@@ -89,6 +89,13 @@ impl Rows {
 
 fn rows_of(result: QueryResult) -> StoreResult<Rows> {
     let bad = |e: &dyn std::fmt::Display| StoreError::Unknown(format!("unreadable result: {e}"));
+    // Plain writes answer with no rows at all.
+    if !result.is_rows() {
+        return Ok(Rows {
+            names: Vec::new(),
+            rows: Vec::new(),
+        });
+    }
     let rows = result.into_rows_result().map_err(|e| bad(&e))?;
     let names = rows
         .column_specs()
