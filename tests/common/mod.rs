@@ -30,12 +30,117 @@ pub const USER: &str = "keyclaim";
 /// The Cassandra node the suites run against, if any.
 pub const CASSANDRA_ENV: &str = "KEYCLAIM_TEST_CASSANDRA";
 
+/// A store for one test: embedded, or a fresh Cassandra keyspace that is
+/// dropped with this value (or by [`TestStore::cleanup`]).
+pub struct TestStore {
+    pub store: Arc<dyn Store>,
+    cassandra: Option<Arc<CassandraStore>>,
+}
+
+/// Points `config` at the test Cassandra when there is one.
+pub fn configure_store(config: &mut Config) {
+    if let Ok(node) = std::env::var(CASSANDRA_ENV) {
+        config.store.kind = StoreKind::Cassandra;
+        config.store.contact_points = vec![node];
+        let id = uuid::Uuid::new_v4().simple().to_string();
+        config.store.keyspace = format!("kc_test_{}", &id[..20]);
+        // A short refresh keeps index builds (which wait for it) quick.
+        config.store.catalog_refresh_ms = 50;
+    }
+}
+
+impl TestStore {
+    /// The store `config.store` names (see [`configure_store`]).
+    pub async fn open(config: &Config) -> TestStore {
+        match config.store.kind {
+            StoreKind::Memory => TestStore {
+                store: Arc::new(MemoryStore::new()),
+                cassandra: None,
+            },
+            StoreKind::Cassandra => {
+                let c = Arc::new(
+                    CassandraStore::connect(&config.store)
+                        .await
+                        .expect("test Cassandra store connects"),
+                );
+                TestStore {
+                    store: c.clone(),
+                    cassandra: Some(c),
+                }
+            }
+        }
+    }
+
+    /// A fresh store of the kind the environment asks for.
+    pub async fn fresh() -> TestStore {
+        let mut config = Config::default();
+        configure_store(&mut config);
+        TestStore::open(&config).await
+    }
+
+    pub fn on_cassandra(&self) -> bool {
+        self.cassandra.is_some()
+    }
+
+    /// Drops the test keyspace now, on this runtime.
+    pub async fn cleanup(mut self) {
+        if let Some(c) = self.cassandra.take() {
+            drop_keyspace(c.session(), c.keyspace())
+                .await
+                .expect("cleanup");
+        }
+    }
+}
+
+async fn drop_keyspace(
+    session: &scylla::client::session::Session,
+    keyspace: &str,
+) -> Result<(), String> {
+    session
+        .query_unpaged(format!("DROP KEYSPACE IF EXISTS {keyspace}"), ())
+        .await
+        .map(|_| ())
+        .map_err(|e| format!("dropping the test keyspace {keyspace}: {e}"))
+}
+
+impl Drop for TestStore {
+    /// A test that ends without `cleanup` still leaves no keyspace behind.
+    /// Its runtime may be blocked here, so the drop runs on a runtime and
+    /// driver session of its own.
+    fn drop(&mut self) {
+        let Some(c) = self.cassandra.take() else {
+            return;
+        };
+        let keyspace = c.keyspace().to_owned();
+        let Ok(node) = std::env::var(CASSANDRA_ENV) else {
+            return;
+        };
+        // Never panic here: this may run while a failed test unwinds.
+        let cleanup = std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(|e| e.to_string())?;
+            rt.block_on(async {
+                let session = scylla::client::session_builder::SessionBuilder::new()
+                    .known_node(node)
+                    .build()
+                    .await
+                    .map_err(|e| e.to_string())?;
+                drop_keyspace(&session, &keyspace).await
+            })
+        });
+        if let Ok(Err(e)) = cleanup.join() {
+            eprintln!("{e}");
+        }
+    }
+}
+
 pub struct TestServer {
     pub addr: SocketAddr,
     pub store: Arc<dyn Store>,
     running: Option<RunningServer>,
-    /// The Cassandra store and its keyspace, to drop at the end.
-    cassandra: Option<Arc<CassandraStore>>,
+    test_store: Option<TestStore>,
 }
 
 /// A server with the default config (trust auth).
@@ -48,27 +153,11 @@ pub async fn start() -> TestServer {
 pub async fn start_with(configure: impl FnOnce(&mut Config)) -> TestServer {
     init_logging();
     let mut config = Config::default();
-    let on_cassandra = std::env::var(CASSANDRA_ENV).ok();
-    if let Some(node) = &on_cassandra {
-        config.store.kind = StoreKind::Cassandra;
-        config.store.contact_points = vec![node.clone()];
-        config.store.keyspace = format!("kc_test_{}", &uuid::Uuid::new_v4().simple().to_string()[..20]);
-        // One proxy per test: a short refresh only bounds index builds' wait.
-        config.store.catalog_refresh_ms = 50;
-    }
+    configure_store(&mut config);
     configure(&mut config);
     config.server.listen = "127.0.0.1:0".into();
-    let (store, cassandra): (Arc<dyn Store>, _) = match config.store.kind {
-        StoreKind::Memory => (Arc::new(MemoryStore::new()), None),
-        StoreKind::Cassandra => {
-            let c = Arc::new(
-                CassandraStore::connect(&config.store)
-                    .await
-                    .expect("test Cassandra store connects"),
-            );
-            (c.clone(), Some(c))
-        }
-    };
+    let test_store = TestStore::open(&config).await;
+    let store = test_store.store.clone();
     let engine = Engine::new(store.clone(), config.engine_config());
     let server = Server::bind(&config, engine)
         .await
@@ -78,12 +167,12 @@ pub async fn start_with(configure: impl FnOnce(&mut Config)) -> TestServer {
         addr: running.addr(),
         store,
         running: Some(running),
-        cassandra,
+        test_store: Some(test_store),
     }
 }
 
 /// `RUST_LOG=keyclaim=debug cargo test` shows the server's log.
-fn init_logging() {
+pub fn init_logging() {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
         .with_test_writer()
@@ -131,50 +220,8 @@ impl TestServer {
         if let Some(running) = self.running.take() {
             running.shutdown().await;
         }
-        if let Some(c) = self.cassandra.take() {
-            drop_keyspace(c.session(), c.keyspace()).await.expect("cleanup");
-        }
-    }
-}
-
-async fn drop_keyspace(
-    session: &scylla::client::session::Session,
-    keyspace: &str,
-) -> Result<(), String> {
-    session
-        .query_unpaged(format!("DROP KEYSPACE IF EXISTS {keyspace}"), ())
-        .await
-        .map(|_| ())
-        .map_err(|e| format!("dropping the test keyspace {keyspace}: {e}"))
-}
-
-impl Drop for TestServer {
-    /// A test that ends without `shutdown` still leaves no keyspace behind.
-    /// Its runtime is blocked here, so the drop runs on a runtime and driver
-    /// session of its own.
-    fn drop(&mut self) {
-        let Some(c) = self.cassandra.take() else {
-            return;
-        };
-        let keyspace = c.keyspace().to_owned();
-        let node = std::env::var(CASSANDRA_ENV).expect("set when a keyspace was made");
-        // Never panic here: this may run while a failed test unwinds.
-        let cleanup = std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .map_err(|e| e.to_string())?;
-            rt.block_on(async {
-                let session = scylla::client::session_builder::SessionBuilder::new()
-                    .known_node(node)
-                    .build()
-                    .await
-                    .map_err(|e| e.to_string())?;
-                drop_keyspace(&session, &keyspace).await
-            })
-        });
-        if let Ok(Err(e)) = cleanup.join() {
-            eprintln!("{e}");
+        if let Some(store) = self.test_store.take() {
+            store.cleanup().await;
         }
     }
 }

@@ -150,7 +150,11 @@ impl std::fmt::Display for ClusterReport {
             "cluster \"{}\", release {}, CQL protocol v{}",
             self.cluster_name, self.release_version, self.protocol_version
         )?;
-        writeln!(f, "keyspace {} and keyclaim's tables are ready", self.keyspace)?;
+        writeln!(
+            f,
+            "keyspace {} and keyclaim's tables are ready",
+            self.keyspace
+        )?;
         writeln!(f, "{} node(s):", self.nodes.len())?;
         for (addr, dc, rack, up) in &self.nodes {
             let state = if *up { "connected" } else { "not connected" };

@@ -175,9 +175,7 @@ pub fn row_cql(keyspace: &str, def: &TableDef) -> RowCql {
     let markers = vec!["?"; def.primary_key.len()].join(", ");
     RowCql {
         read: format!("SELECT {select} FROM {table} WHERE {}", pk_where(def)),
-        insert: format!(
-            "INSERT INTO {table} ({select}) VALUES ({all_markers}) IF NOT EXISTS"
-        ),
+        insert: format!("INSERT INTO {table} ({select}) VALUES ({all_markers}) IF NOT EXISTS"),
         update: format!(
             "UPDATE {table} SET {} WHERE {} IF {} = ?",
             sets.join(", "),
@@ -330,7 +328,8 @@ mod tests {
     fn row_statements_are_lwts_on_the_version() {
         let cql = row_cql("ks", &users());
         let t = "ks.t_users_0192f0c4a1b27c3d8e9f001122334455";
-        let all = "\"org\", \"handle\", \"email\", \"seen\", \"__version\", \"__live\", \"__claims\"";
+        let all =
+            "\"org\", \"handle\", \"email\", \"seen\", \"__version\", \"__live\", \"__claims\"";
         assert_eq!(
             cql.read,
             format!("SELECT {all} FROM {t} WHERE \"org\" = ? AND \"handle\" = ?")
@@ -349,9 +348,7 @@ mod tests {
         assert_eq!(cql.scan_first, format!("SELECT {all} FROM {t} LIMIT ?"));
         assert_eq!(
             cql.scan_after,
-            format!(
-                "SELECT {all} FROM {t} WHERE token(\"org\", \"handle\") > token(?, ?) LIMIT ?"
-            )
+            format!("SELECT {all} FROM {t} WHERE token(\"org\", \"handle\") > token(?, ?) LIMIT ?")
         );
     }
 

@@ -25,9 +25,9 @@ use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use scylla::client::session::Session;
 use scylla::response::query_result::QueryResult;
+use scylla::serialize::row::SerializeRow;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::value::{CqlValue, MaybeUnset, Row};
-use scylla::serialize::row::SerializeRow;
 use tracing::info;
 use uuid::Uuid;
 
@@ -252,7 +252,10 @@ impl Store for CassandraStore {
 
     async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
         let stmts = self.stmts.table(table).await?;
-        let key: Vec<Bind> = key_values(table, pk)?.iter().map(|v| set(to_cql(v))).collect();
+        let key: Vec<Bind> = key_values(table, pk)?
+            .iter()
+            .map(|v| set(to_cql(v)))
+            .collect();
         let rows = self.run(&stmts.read, key, false).await?;
         match rows.first() {
             Some(named) => Ok(named.row(table)?.map(|(_, r)| r)),
@@ -389,7 +392,9 @@ impl Store for CassandraStore {
             blob(&claim.owner),
             uuid(claim.txn),
         ];
-        let rows = self.run(&self.stmts.fixed.claim_insert, binds, true).await?;
+        let rows = self
+            .run(&self.stmts.fixed.claim_insert, binds, true)
+            .await?;
         match lwt_answer(&rows)? {
             None => Ok(Cas::Applied),
             Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
@@ -426,7 +431,9 @@ impl Store for CassandraStore {
         expected: TxnId,
     ) -> StoreResult<Cas<ClaimRecord>> {
         let binds = vec![text(constraint), blob(key), uuid(expected), blob(&[])];
-        let rows = self.run(&self.stmts.fixed.claim_delete, binds, true).await?;
+        let rows = self
+            .run(&self.stmts.fixed.claim_delete, binds, true)
+            .await?;
         match lwt_answer(&rows)? {
             None => Ok(Cas::Applied),
             Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
@@ -442,7 +449,10 @@ impl Store for CassandraStore {
     async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
         let pager = self
             .session
-            .execute_iter(self.stmts.fixed.claim_keys_of.clone(), vec![text(constraint)])
+            .execute_iter(
+                self.stmts.fixed.claim_keys_of.clone(),
+                vec![text(constraint)],
+            )
             .await
             .map_err(|e| classify_pager(&e))?;
         let keys = pager

@@ -70,9 +70,11 @@ pub fn from_cql(ty: &SqlType, v: Option<&CqlValue>) -> StoreResult<Value> {
                     .ok_or_else(bad)?,
             )
         }
-        (SqlType::Timestamp, CqlValue::BigInt(us)) => {
-            Value::Timestamp(DateTime::from_timestamp_micros(*us).ok_or_else(bad)?.naive_utc())
-        }
+        (SqlType::Timestamp, CqlValue::BigInt(us)) => Value::Timestamp(
+            DateTime::from_timestamp_micros(*us)
+                .ok_or_else(bad)?
+                .naive_utc(),
+        ),
         (SqlType::TimestampTz, CqlValue::BigInt(us)) => {
             Value::TimestampTz(DateTime::from_timestamp_micros(*us).ok_or_else(bad)?)
         }
@@ -267,10 +269,22 @@ mod tests {
     #[test]
     fn decimals_use_the_shortest_mantissa() {
         let d = |s: &str| decimal_to_cql(&s.parse().unwrap());
-        assert_eq!(d("0").as_signed_be_bytes_slice_and_exponent(), (&[0u8][..], 0));
-        assert_eq!(d("-1").as_signed_be_bytes_slice_and_exponent(), (&[0xffu8][..], 0));
-        assert_eq!(d("1.28").as_signed_be_bytes_slice_and_exponent(), (&[0u8, 0x80][..], 2));
-        assert_eq!(d("-1.29").as_signed_be_bytes_slice_and_exponent(), (&[0xffu8, 0x7f][..], 2));
+        assert_eq!(
+            d("0").as_signed_be_bytes_slice_and_exponent(),
+            (&[0u8][..], 0)
+        );
+        assert_eq!(
+            d("-1").as_signed_be_bytes_slice_and_exponent(),
+            (&[0xffu8][..], 0)
+        );
+        assert_eq!(
+            d("1.28").as_signed_be_bytes_slice_and_exponent(),
+            (&[0u8, 0x80][..], 2)
+        );
+        assert_eq!(
+            d("-1.29").as_signed_be_bytes_slice_and_exponent(),
+            (&[0xffu8, 0x7f][..], 2)
+        );
     }
 
     #[test]

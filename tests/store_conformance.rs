@@ -1,0 +1,316 @@
+//! Every `Store` answers every primitive the same way: applied, or not
+//! applied together with the partition's current state (whole, as the
+//! embedded store returns it). Runs on the embedded store, and on Cassandra
+//! too when `KEYCLAIM_TEST_CASSANDRA` is set, where not-applied answers come
+//! in three server-dependent shapes (see `store::cassandra::values::Named`).
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use common::TestStore;
+use keyclaim::catalog::{ColumnDef, TableDef};
+use keyclaim::store::memory::MemoryStore;
+use keyclaim::store::{Cas, CatalogRecord, ClaimRecord, RowRecord, Store};
+use keyclaim::types::{encode_key, SqlType, Value};
+use uuid::Uuid;
+
+fn col(name: &str, ty: SqlType) -> ColumnDef {
+    ColumnDef {
+        name: name.into(),
+        ty,
+        not_null: false,
+        default: None,
+    }
+}
+
+fn table() -> TableDef {
+    TableDef {
+        name: "Things".into(),
+        id: format!("Things.{}", Uuid::now_v7().simple()),
+        columns: vec![
+            col("id", SqlType::Int4),
+            col("Name", SqlType::Text),
+            col("price", SqlType::Numeric),
+            col("at", SqlType::TimestampTz),
+            col("tags", SqlType::Jsonb),
+        ],
+        primary_key: vec![0],
+        pkey_name: "things_pkey".into(),
+        uniques: Vec::new(),
+    }
+}
+
+fn values(id: i32, name: &str) -> Vec<Value> {
+    vec![
+        Value::Int4(id),
+        Value::Text(name.into()),
+        Value::Numeric("1.50".parse().unwrap()),
+        Value::parse_text(&SqlType::TimestampTz, "2024-01-02 03:04:05.000006+00").unwrap(),
+        Value::Null,
+    ]
+}
+
+fn live(version: Uuid, id: i32, name: &str) -> RowRecord {
+    RowRecord {
+        version,
+        live: true,
+        claims: BTreeMap::from([("things_name_key.1".to_owned(), version)]),
+        values: values(id, name),
+    }
+}
+
+fn pk(id: i32) -> Vec<u8> {
+    encode_key(&[&Value::Int4(id)])
+}
+
+async fn rows(store: &dyn Store, t: &TableDef) {
+    store.create_table(t).await.unwrap();
+    let (v1, v2, v3) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    assert_eq!(store.read_row(t, &pk(1)).await.unwrap(), None);
+
+    // INSERT IF NOT EXISTS, and its answer when the row exists.
+    let first = live(v1, 1, "a");
+    let cas = store.insert_row(t, &pk(1), first.clone()).await.unwrap();
+    assert_eq!(cas, Cas::Applied);
+    let cas = store.insert_row(t, &pk(1), live(v2, 1, "b")).await.unwrap();
+    assert_eq!(cas, Cas::NotApplied(Some(first.clone())));
+    assert_eq!(
+        store.read_row(t, &pk(1)).await.unwrap(),
+        Some(first.clone())
+    );
+
+    // UPDATE IF __version: a wrong version answers with the whole row.
+    let cas = store
+        .update_row(t, &pk(1), v3, live(v2, 1, "b"))
+        .await
+        .unwrap();
+    assert_eq!(cas, Cas::NotApplied(Some(first.clone())));
+    let second = live(v2, 1, "b");
+    let cas = store
+        .update_row(t, &pk(1), v1, second.clone())
+        .await
+        .unwrap();
+    assert_eq!(cas, Cas::Applied);
+    assert_eq!(store.read_row(t, &pk(1)).await.unwrap(), Some(second));
+    // No partition: nothing to compare with.
+    let cas = store
+        .update_row(t, &pk(9), v1, live(v2, 9, "z"))
+        .await
+        .unwrap();
+    assert_eq!(cas, Cas::NotApplied(None));
+    assert_eq!(store.read_row(t, &pk(9)).await.unwrap(), None);
+
+    // DELETE leaves the partition dead, without data or claims.
+    let cas = store
+        .update_row(t, &pk(1), v2, RowRecord::dead(v3))
+        .await
+        .unwrap();
+    assert_eq!(cas, Cas::Applied);
+    assert_eq!(
+        store.read_row(t, &pk(1)).await.unwrap(),
+        Some(RowRecord::dead(v3))
+    );
+    // A fence from absent: a dead partition with a fresh version.
+    let fence = RowRecord::dead(Uuid::now_v7());
+    assert_eq!(
+        store.insert_row(t, &pk(2), fence.clone()).await.unwrap(),
+        Cas::Applied
+    );
+    assert_eq!(
+        store.insert_row(t, &pk(2), live(v1, 2, "x")).await.unwrap(),
+        Cas::NotApplied(Some(fence.clone()))
+    );
+    // Re-inserting over a dead version.
+    let back = live(Uuid::now_v7(), 1, "c");
+    let cas = store.update_row(t, &pk(1), v3, back.clone()).await.unwrap();
+    assert_eq!(cas, Cas::Applied);
+    assert_eq!(store.read_row(t, &pk(1)).await.unwrap(), Some(back));
+}
+
+async fn scans(store: &dyn Store, t: &TableDef) {
+    // Partitions 1 and 2 exist from `rows`; add more and page through all.
+    for id in 3..=7 {
+        let cas = store
+            .insert_row(t, &pk(id), live(Uuid::now_v7(), id, "s"))
+            .await
+            .unwrap();
+        assert_eq!(cas, Cas::Applied);
+    }
+    let mut seen = Vec::new();
+    let mut after: Option<Vec<u8>> = None;
+    let mut pages = 0;
+    loop {
+        let page = store.scan_rows(t, after.as_deref(), 2).await.unwrap();
+        assert!(page.rows.len() <= 2);
+        for (key, row) in &page.rows {
+            if row.live {
+                assert_eq!(
+                    &t.pk_bytes(&row.values),
+                    key,
+                    "scan keys are the canonical pk"
+                );
+            }
+            seen.push(key.clone());
+        }
+        pages += 1;
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    seen.sort();
+    let mut want: Vec<Vec<u8>> = (1..=7).map(pk).collect();
+    want.sort();
+    assert_eq!(seen, want, "every partition exactly once, dead ones too");
+    assert!(pages >= 4, "{pages} pages of at most 2");
+}
+
+async fn claims(store: &dyn Store) {
+    let c = format!("c.{}", Uuid::now_v7().simple());
+    let key = encode_key(&[&Value::Text("k".into())]);
+    let (t1, t2, t3) = (Uuid::now_v7(), Uuid::now_v7(), Uuid::now_v7());
+    let mine = ClaimRecord {
+        owner: pk(1),
+        txn: t1,
+    };
+    assert_eq!(store.read_claim(&c, &key).await.unwrap(), None);
+    assert_eq!(
+        store.insert_claim(&c, &key, mine.clone()).await.unwrap(),
+        Cas::Applied
+    );
+    let other = ClaimRecord {
+        owner: pk(2),
+        txn: t2,
+    };
+    assert_eq!(
+        store.insert_claim(&c, &key, other).await.unwrap(),
+        Cas::NotApplied(Some(mine.clone()))
+    );
+    // Conditional re-stamp and delete answer with the whole claim.
+    assert_eq!(
+        store.restamp_claim(&c, &key, t3, t2).await.unwrap(),
+        Cas::NotApplied(Some(mine.clone()))
+    );
+    assert_eq!(
+        store.restamp_claim(&c, &key, t1, t2).await.unwrap(),
+        Cas::Applied
+    );
+    let restamped = ClaimRecord {
+        owner: pk(1),
+        txn: t2,
+    };
+    assert_eq!(
+        store.read_claim(&c, &key).await.unwrap(),
+        Some(restamped.clone())
+    );
+    assert_eq!(
+        store.delete_claim(&c, &key, t1).await.unwrap(),
+        Cas::NotApplied(Some(restamped))
+    );
+    assert_eq!(
+        store.delete_claim(&c, &key, t2).await.unwrap(),
+        Cas::Applied
+    );
+    assert_eq!(store.read_claim(&c, &key).await.unwrap(), None);
+    assert_eq!(
+        store.delete_claim(&c, &key, t2).await.unwrap(),
+        Cas::NotApplied(None)
+    );
+    assert_eq!(
+        store.restamp_claim(&c, &key, t2, t3).await.unwrap(),
+        Cas::NotApplied(None)
+    );
+
+    // Dropping a constraint's claims leaves other constraints' alone.
+    let d = format!("d.{}", Uuid::now_v7().simple());
+    for i in 0..20 {
+        let k = encode_key(&[&Value::Int4(i)]);
+        for constraint in [&c, &d] {
+            let claim = ClaimRecord {
+                owner: pk(i),
+                txn: t1,
+            };
+            assert!(store
+                .insert_claim(constraint, &k, claim)
+                .await
+                .unwrap()
+                .applied());
+        }
+    }
+    store.drop_claims(&c).await.unwrap();
+    for i in 0..20 {
+        let k = encode_key(&[&Value::Int4(i)]);
+        assert_eq!(store.read_claim(&c, &k).await.unwrap(), None);
+        assert!(store.read_claim(&d, &k).await.unwrap().is_some());
+    }
+}
+
+async fn catalog(store: &dyn Store) {
+    let name = format!("t{}", Uuid::now_v7().simple());
+    let rec = |def: &str| CatalogRecord {
+        version: Uuid::now_v7(),
+        definition: def.into(),
+    };
+    let (a, b, c) = (rec("{\"a\":1}"), rec("{\"b\":2}"), rec("{\"c\":3}"));
+    assert_eq!(store.read_catalog(&name).await.unwrap(), None);
+    assert_eq!(
+        store.insert_catalog(&name, a.clone()).await.unwrap(),
+        Cas::Applied
+    );
+    assert_eq!(
+        store.insert_catalog(&name, b.clone()).await.unwrap(),
+        Cas::NotApplied(Some(a.clone()))
+    );
+    assert_eq!(
+        store
+            .update_catalog(&name, c.version, b.clone())
+            .await
+            .unwrap(),
+        Cas::NotApplied(Some(a.clone()))
+    );
+    assert_eq!(
+        store
+            .update_catalog(&name, a.version, b.clone())
+            .await
+            .unwrap(),
+        Cas::Applied
+    );
+    let listed = store.list_catalog().await.unwrap();
+    assert!(listed.contains(&(name.clone(), b.clone())), "{listed:?}");
+    assert_eq!(
+        store.delete_catalog(&name, a.version).await.unwrap(),
+        Cas::NotApplied(Some(b.clone()))
+    );
+    assert_eq!(
+        store.delete_catalog(&name, b.version).await.unwrap(),
+        Cas::Applied
+    );
+    assert_eq!(store.read_catalog(&name).await.unwrap(), None);
+    assert_eq!(
+        store.update_catalog(&name, b.version, c).await.unwrap(),
+        Cas::NotApplied(None)
+    );
+}
+
+async fn conformance(store: &dyn Store) {
+    let t = table();
+    rows(store, &t).await;
+    scans(store, &t).await;
+    claims(store).await;
+    catalog(store).await;
+    store.drop_table(&t).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_embedded_store_keeps_the_contract() {
+    conformance(&MemoryStore::new()).await;
+}
+
+/// The store the environment names: Cassandra with `KEYCLAIM_TEST_CASSANDRA`.
+#[tokio::test]
+async fn the_configured_store_keeps_the_contract() {
+    let test = TestStore::fresh().await;
+    conformance(test.store.as_ref()).await;
+    test.cleanup().await;
+}
