@@ -12,6 +12,8 @@ use scylla::errors::{
 };
 use scylla::statement::Consistency;
 
+use tracing::warn;
+
 use crate::store::StoreError;
 
 /// CAS_WRITE_UNKNOWN (protocol v5, Cassandra 4+): the Paxos proposal
@@ -21,7 +23,9 @@ const CAS_WRITE_UNKNOWN: i32 = 0x1700;
 /// Classify a failed request. `lwt`: the request was a compare-and-set
 /// (its Paxos round may have started); otherwise a read or a plain write.
 pub fn classify(err: &ExecutionError, lwt: bool) -> StoreError {
-    let text = err.to_string();
+    // The client sees a short reason; the driver's account goes to the log.
+    let text = summary(err);
+    warn!(cause = %err, lwt, "a Cassandra request failed");
     let ambiguous = match err {
         ExecutionError::LastAttemptError(e) => attempt_ambiguous(e, lwt),
         // The client gave up waiting; the request may still run.
@@ -40,6 +44,38 @@ pub fn classify(err: &ExecutionError, lwt: bool) -> StoreError {
         StoreError::Unknown(text)
     } else {
         StoreError::Unavailable(text)
+    }
+}
+
+/// What went wrong, in words a client can act on.
+fn summary(err: &ExecutionError) -> String {
+    match err {
+        ExecutionError::EmptyPlan | ExecutionError::ConnectionPoolError(_) => {
+            "no Cassandra node is reachable".into()
+        }
+        ExecutionError::RequestTimeout(t) => {
+            format!("Cassandra did not answer within {} ms", t.as_millis())
+        }
+        ExecutionError::LastAttemptError(RequestAttemptError::BrokenConnectionError(_)) => {
+            "the connection to Cassandra broke during the request".into()
+        }
+        ExecutionError::LastAttemptError(RequestAttemptError::DbError(db, msg)) => match db {
+            DbError::Unavailable {
+                consistency,
+                required,
+                alive,
+            } => format!(
+                "not enough Cassandra replicas are up for {consistency} ({alive} of {required})"
+            ),
+            DbError::WriteTimeout { .. } | DbError::Other(CAS_WRITE_UNKNOWN) => {
+                "Cassandra timed out on a write".into()
+            }
+            DbError::ReadTimeout { .. } => "Cassandra timed out on a read".into(),
+            DbError::Overloaded => "Cassandra is overloaded".into(),
+            DbError::IsBootstrapping => "the Cassandra node is still starting".into(),
+            _ => format!("Cassandra refused the request: {msg}"),
+        },
+        other => format!("Cassandra request failed: {other}"),
     }
 }
 
@@ -214,6 +250,29 @@ mod tests {
             }),
             true
         ));
+    }
+
+    #[test]
+    fn clients_read_what_happened_not_driver_internals() {
+        let text = |e: &ExecutionError| match classify(e, true) {
+            StoreError::Unknown(t) | StoreError::Unavailable(t) => t,
+        };
+        assert_eq!(
+            text(&ExecutionError::EmptyPlan),
+            "no Cassandra node is reachable"
+        );
+        assert_eq!(
+            text(&unavailable(Consistency::LocalSerial)),
+            "not enough Cassandra replicas are up for LocalSerial (1 of 2)"
+        );
+        assert_eq!(
+            text(&write_timeout(WriteType::Cas)),
+            "Cassandra timed out on a write"
+        );
+        assert_eq!(
+            text(&db(DbError::Invalid)),
+            "Cassandra refused the request: from the node"
+        );
     }
 
     #[test]
