@@ -162,6 +162,22 @@ pub struct StoreConfig {
     /// How often (at most) a proxy checks the shared catalog for DDL done by
     /// other proxies. Default 1000.
     pub catalog_refresh_ms: u64,
+    /// Existing CQL tables to serve and constrain (`[[store.adopt]]`). Default none.
+    pub adopt: Vec<AdoptConfig>,
+}
+
+/// `[[store.adopt]]`: serve an existing CQL table under a SQL name and
+/// enforce UNIQUE constraints on it, claiming the keys its rows hold.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AdoptConfig {
+    /// The SQL table name clients use.
+    pub table: String,
+    /// The CQL table: "keyspace.table", or "table" in `store.keyspace`.
+    pub cql_table: String,
+    /// UNIQUE constraints, each a list of columns. Default none.
+    #[serde(default)]
+    pub unique: Vec<Vec<String>>,
 }
 
 impl Default for StoreConfig {
@@ -183,6 +199,7 @@ impl Default for StoreConfig {
             consistency: Consistency::LocalQuorum,
             serial_consistency: SerialConsistency::LocalSerial,
             catalog_refresh_ms: 1000,
+            adopt: Vec::new(),
         }
     }
 }
@@ -256,7 +273,34 @@ impl StoreConfig {
             problems.push("store.scan_page: must be at least 1".into());
         }
         if self.kind != StoreKind::Cassandra {
+            if !self.adopt.is_empty() {
+                problems.push(
+                    "store.adopt: adopting existing tables needs store.kind = \"cassandra\"".into(),
+                );
+            }
             return;
+        }
+        let mut names = std::collections::BTreeSet::new();
+        for a in &self.adopt {
+            if a.table.is_empty() || !names.insert(a.table.as_str()) {
+                problems.push(format!(
+                    "store.adopt: table \"{}\" is empty or listed twice",
+                    a.table
+                ));
+            }
+            let parts: Vec<&str> = a.cql_table.split('.').collect();
+            if parts.len() > 2 || parts.iter().any(|p| p.is_empty()) {
+                problems.push(format!(
+                    "store.adopt: cql_table \"{}\" is not keyspace.table or table",
+                    a.cql_table
+                ));
+            }
+            if a.unique.iter().any(Vec::is_empty) {
+                problems.push(format!(
+                    "store.adopt: table \"{}\" lists a unique constraint without columns",
+                    a.table
+                ));
+            }
         }
         if self.contact_points.is_empty() {
             problems.push("store.contact_points: at least one host:port is needed".into());
@@ -652,6 +696,67 @@ mod tests {
         .unwrap_err()
         .0;
         assert_eq!(errors.len(), 2, "{errors:?}");
+    }
+
+    #[test]
+    fn store_settings_from_file_and_environment() {
+        let text = r#"
+            [store]
+            kind = "cassandra"
+            keyspace = "app"
+            consistency = "quorum"
+            serial_consistency = "serial"
+            [[store.adopt]]
+            table = "users"
+            cql_table = "legacy.users"
+            unique = [["email"], ["org", "handle"]]
+        "#;
+        let config = Config::from_toml(text).unwrap();
+        assert_eq!(config.store.kind, StoreKind::Cassandra);
+        assert_eq!(config.store.consistency, Consistency::Quorum);
+        assert_eq!(config.store.serial_consistency, SerialConsistency::Serial);
+        assert_eq!(config.store.adopt[0].unique[1], ["org", "handle"]);
+        assert!(config.engine_config().catalog_refresh.is_some());
+        let config = Config::load(Sources {
+            env: env(&[
+                ("KEYCLAIM_STORE_KIND", "cassandra"),
+                (
+                    "KEYCLAIM_STORE_CONTACT_POINTS",
+                    "10.0.0.1:9042, 10.0.0.2:9042",
+                ),
+                ("KEYCLAIM_TEST_CASSANDRA", "not config"),
+            ]),
+            ..Default::default()
+        })
+        .unwrap();
+        assert_eq!(
+            config.store.contact_points,
+            ["10.0.0.1:9042", "10.0.0.2:9042"]
+        );
+        assert_eq!(Config::default().engine_config().catalog_refresh, None);
+    }
+
+    #[test]
+    fn store_problems_are_reported() {
+        let text = r#"
+            [store]
+            kind = "cassandra"
+            contact_points = ["nohost"]
+            keyspace = "1bad"
+            username = "u"
+            [[store.adopt]]
+            table = "t"
+            cql_table = "a.b.c"
+        "#;
+        let all = Config::from_toml(text).unwrap_err().0.join("\n");
+        for part in ["nohost", "store.keyspace", "store.username", "a.b.c"] {
+            assert!(all.contains(part), "{part}: {all}");
+        }
+        let all = Config::from_toml("[[store.adopt]]\ntable = \"t\"\ncql_table = \"t\"")
+            .unwrap_err()
+            .0
+            .join("\n");
+        assert!(all.contains("needs store.kind"), "{all}");
     }
 
     #[test]

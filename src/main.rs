@@ -96,6 +96,7 @@ async fn check(config: &Config) -> ExitCode {
 async fn run(config: Config) -> Result<(), ServerError> {
     let store = server::open_store(&config.store).await?;
     let engine = Engine::new(store, config.engine_config());
+    server::adopt_tables(&engine, &config.store).await?;
     let server = Server::bind(&config, engine).await?;
     if let Ok(addr) = config.metrics.listen.parse() {
         keyclaim::metrics::serve(addr).map_err(ServerError::Setup)?;

@@ -55,6 +55,24 @@ pub async fn open_store(config: &StoreConfig) -> Result<Arc<dyn Store>, ServerEr
     }
 }
 
+/// Adopts the existing tables `[[store.adopt]]` lists, before serving.
+pub async fn adopt_tables(engine: &Engine, config: &StoreConfig) -> Result<(), ServerError> {
+    for entry in &config.adopt {
+        engine.adopt(entry).await.map_err(|e| {
+            let detail = e
+                .detail
+                .as_deref()
+                .map(|d| format!(" ({d})"))
+                .unwrap_or_default();
+            ServerError::Setup(format!(
+                "[[store.adopt]] table \"{}\" ({}): {}{detail}",
+                entry.table, entry.cql_table, e.message
+            ))
+        })?;
+    }
+    Ok(())
+}
+
 /// A bound listener, ready to [`run`](Server::run).
 pub struct Server {
     listener: TcpListener,

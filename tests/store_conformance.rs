@@ -38,6 +38,7 @@ fn table() -> TableDef {
         primary_key: vec![0],
         pkey_name: "things_pkey".into(),
         uniques: Vec::new(),
+        cql_table: None,
     }
 }
 

@@ -48,6 +48,10 @@ pub struct TableDef {
     pub primary_key: Vec<usize>,
     pub pkey_name: String,
     pub uniques: Vec<UniqueDef>,
+    /// An existing CQL table (`keyspace.table`) that keyclaim adopted
+    /// instead of creating one; None for tables created through keyclaim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cql_table: Option<String>,
 }
 
 impl TableDef {

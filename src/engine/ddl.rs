@@ -197,8 +197,25 @@ pub async fn create_index(
         nulls_not_distinct: plan.nulls_not_distinct,
         is_index: true,
     };
+    add_unique(catalog, store, cfg, stats, &table.name, unique, page).await?;
+    Ok(command("CREATE INDEX", Vec::new()))
+}
+
+/// Publish a unique constraint (so concurrent writers claim for it too),
+/// then claim every existing row's key. A collision undoes everything and
+/// answers PostgreSQL's error; nothing is left half-built. CREATE UNIQUE
+/// INDEX and the adoption of existing CQL tables both build this way.
+pub async fn add_unique(
+    catalog: &Catalog,
+    store: &dyn Store,
+    cfg: &ClaimConfig,
+    stats: &ClaimStats,
+    table: &str,
+    unique: UniqueDef,
+    page: usize,
+) -> SqlResult<()> {
     let published = catalog
-        .alter(&table.name, |t| {
+        .alter(table, |t| {
             let mut next = t.clone();
             next.uniques.push(unique.clone());
             Ok(next)
@@ -213,12 +230,12 @@ pub async fn create_index(
     }
     match backfill(store, cfg, stats, &published, index, page).await {
         Ok(rows) => {
-            info!(index = %name, table = %table.name, rows, "unique index built");
-            Ok(command("CREATE INDEX", Vec::new()))
+            info!(index = %unique.name, table, rows, "unique index built");
+            Ok(())
         }
         Err(e) => {
             catalog
-                .alter(&table.name, |t| {
+                .alter(table, |t| {
                     let mut next = t.clone();
                     next.uniques.retain(|u| u.id != unique.id);
                     Ok(next)

@@ -7,6 +7,7 @@
 
 use std::sync::Arc;
 
+mod adopt;
 mod ddl;
 mod env;
 mod read;
@@ -182,6 +183,21 @@ impl Engine {
 
     pub fn store(&self) -> &Arc<dyn Store> {
         &self.inner.store
+    }
+
+    /// Serve an existing CQL table and enforce its declared UNIQUE
+    /// constraints (`[[store.adopt]]`); repeating it is harmless.
+    pub async fn adopt(&self, entry: &crate::config::AdoptConfig) -> SqlResult<()> {
+        let inner = &self.inner;
+        adopt::adopt(
+            &inner.catalog,
+            inner.store.as_ref(),
+            &inner.claims,
+            &inner.stats,
+            entry,
+            inner.scan_page,
+        )
+        .await
     }
 
     /// Protocol counters (conflicts, waits, fences, retries, unknown outcomes).

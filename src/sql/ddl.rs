@@ -154,6 +154,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         primary_key: pk_cols.clone(),
         pkey_name,
         uniques: Vec::new(),
+        cql_table: None,
     };
     for &i in &pk_cols {
         def.columns[i].not_null = true;

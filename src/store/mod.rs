@@ -24,7 +24,7 @@ use async_trait::async_trait;
 use uuid::Uuid;
 
 use crate::catalog::TableDef;
-use crate::types::Value;
+use crate::types::{SqlType, Value};
 
 /// A statement attempt's identity: a time-based UUID (v7) whose time part is its birth.
 pub type TxnId = Uuid;
@@ -103,6 +103,15 @@ pub struct ScanPage {
     pub next: Option<Vec<u8>>,
 }
 
+/// The shape of an existing table a store found (see [`Store::adopt_table`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignTable {
+    /// Column names and the SQL type each is served as.
+    pub columns: Vec<(String, SqlType)>,
+    /// Indexes into `columns`, in key order.
+    pub primary_key: Vec<usize>,
+}
+
 /// The LWT primitives. Implementations must be linearizable per partition.
 #[async_trait]
 pub trait Store: Send + Sync + 'static {
@@ -116,6 +125,15 @@ pub trait Store: Send + Sync + 'static {
     async fn create_table(&self, table: &TableDef) -> StoreResult<()>;
     /// Remove a dropped table's rows (CQL: DROP TABLE).
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()>;
+    /// Make a table that exists in the store but was not created through
+    /// keyclaim (`TableDef::cql_table`) usable by the claim protocol: read
+    /// its shape and add the hidden columns. Idempotent.
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
+        Err(StoreError::Unavailable(format!(
+            "the {} store has no existing tables to adopt ({name})",
+            self.kind()
+        )))
+    }
 
     // Rows -----------------------------------------------------------------
     //

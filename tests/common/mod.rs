@@ -78,8 +78,9 @@ impl TestStore {
         TestStore::open(&config).await
     }
 
-    pub fn on_cassandra(&self) -> bool {
-        self.cassandra.is_some()
+    /// The Cassandra store, when the tests run on one.
+    pub fn cassandra(&self) -> Option<&Arc<CassandraStore>> {
+        self.cassandra.as_ref()
     }
 
     /// Drops the test keyspace now, on this runtime.
@@ -159,6 +160,9 @@ pub async fn start_with(configure: impl FnOnce(&mut Config)) -> TestServer {
     let test_store = TestStore::open(&config).await;
     let store = test_store.store.clone();
     let engine = Engine::new(store.clone(), config.engine_config());
+    keyclaim::server::adopt_tables(&engine, &config.store)
+        .await
+        .expect("the configured tables are adopted");
     let server = Server::bind(&config, engine)
         .await
         .expect("test server binds");

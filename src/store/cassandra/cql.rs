@@ -72,6 +72,37 @@ pub fn table_name(def: &TableDef) -> String {
     format!("t_{prefix}_{suffix}")
 }
 
+/// A CQL name as a statement spells it: bare when CQL would read it back
+/// unchanged, quoted otherwise.
+pub fn ident(name: &str) -> String {
+    let plain = name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        name.to_owned()
+    } else {
+        quote(name)
+    }
+}
+
+/// `keyspace.table` or `table` (in `keyspace`), split into its two names.
+pub fn split_table<'a>(keyspace: &'a str, name: &'a str) -> (&'a str, &'a str) {
+    name.split_once('.').unwrap_or((keyspace, name))
+}
+
+/// The table a user table's rows live in, qualified: its own
+/// `t_<name>_<uuid>`, or the adopted CQL table.
+pub fn table_ref(keyspace: &str, def: &TableDef) -> String {
+    match &def.cql_table {
+        Some(adopted) => {
+            let (ks, table) = split_table(keyspace, adopted);
+            format!("{}.{}", ident(ks), ident(table))
+        }
+        None => format!("{keyspace}.{}", table_name(def)),
+    }
+}
+
 pub fn create_keyspace(keyspace: &str, class: &str, factor: u32) -> String {
     format!(
         "CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {{'class': '{}', 'replication_factor': {factor}}}",
@@ -111,8 +142,24 @@ pub fn create_rows_table(keyspace: &str, def: &TableDef) -> String {
 }
 
 pub fn drop_rows_table(keyspace: &str, def: &TableDef) -> String {
-    format!("DROP TABLE IF EXISTS {keyspace}.{}", table_name(def))
+    format!("DROP TABLE IF EXISTS {}", table_ref(keyspace, def))
 }
+
+/// The columns of an existing table, to adopt it. Binds: keyspace, table.
+pub const FOREIGN_COLUMNS: &str =
+    "SELECT column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?";
+
+/// Adds one hidden column to an adopted table.
+pub fn add_hidden_column(table: &str, column: &str, cql_type: &str) -> String {
+    format!("ALTER TABLE {table} ADD {} {cql_type}", quote(column))
+}
+
+/// The hidden columns with their CQL types.
+pub const HIDDEN: [(&str, &str); 3] = [
+    (VERSION, "uuid"),
+    (LIVE, "boolean"),
+    (CLAIMS, "map<text, uuid>"),
+];
 
 fn pk_list(def: &TableDef) -> String {
     def.primary_key
@@ -163,7 +210,7 @@ pub struct RowCql {
 }
 
 pub fn row_cql(keyspace: &str, def: &TableDef) -> RowCql {
-    let table = format!("{keyspace}.{}", table_name(def));
+    let table = table_ref(keyspace, def);
     let select = select_list(def);
     let all_markers = vec!["?"; def.columns.len() + 3].join(", ");
     let sets: Vec<String> = non_key_columns(def)
@@ -274,6 +321,7 @@ mod tests {
             primary_key: vec![0, 1],
             pkey_name: "users_pkey".into(),
             uniques: Vec::new(),
+            cql_table: None,
         }
     }
 
@@ -374,6 +422,22 @@ mod tests {
         assert_eq!(
             cql.catalog_delete,
             "DELETE FROM ks.catalog WHERE name = ? IF version = ?"
+        );
+    }
+
+    #[test]
+    fn adopted_tables_keep_their_names() {
+        let mut t = users();
+        t.cql_table = Some("legacy.Users".into());
+        assert_eq!(table_ref("ks", &t), "legacy.\"Users\"");
+        assert!(row_cql("ks", &t)
+            .read
+            .contains(" FROM legacy.\"Users\" WHERE "));
+        t.cql_table = Some("users".into());
+        assert_eq!(table_ref("ks", &t), "ks.users");
+        assert_eq!(
+            add_hidden_column("ks.users", VERSION, "uuid"),
+            "ALTER TABLE ks.users ADD \"__version\" uuid"
         );
     }
 

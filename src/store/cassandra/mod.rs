@@ -12,6 +12,7 @@
 //! version), the store reads the row at SERIAL to answer as the trait
 //! promises; ScyllaDB returns the row and needs no read.
 
+pub mod adopt;
 pub mod connect;
 pub mod cql;
 pub mod errors;
@@ -33,10 +34,11 @@ use uuid::Uuid;
 
 use self::cql::non_key_columns;
 use self::errors::{classify, classify_pager};
-use self::statements::Statements;
-use self::values::{to_cql, Named};
+use self::statements::{Statements, TableStatements};
+use self::values::{to_cql_as, Named};
 use super::{
-    Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreError, StoreResult, TxnId,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
+    StoreResult, TxnId,
 };
 use crate::catalog::TableDef;
 use crate::config::StoreConfig;
@@ -128,14 +130,25 @@ fn key_values(table: &TableDef, pk: &[u8]) -> StoreResult<Vec<Value>> {
     decode_key(&types, pk).map_err(|e| StoreError::Unavailable(e.message))
 }
 
+/// The key's values bound as its columns store them.
+fn key_binds(table: &TableDef, stmts: &TableStatements, pk: &[u8]) -> StoreResult<Vec<Bind>> {
+    Ok(key_values(table, pk)?
+        .iter()
+        .zip(&table.primary_key)
+        .map(|(v, &i)| set(to_cql_as(v, &stmts.column_types[i])))
+        .collect())
+}
+
 /// A value as its column stores it (values arrive already of the column's
 /// type; the cast only guards the wire type against a mismatch).
-fn column_value(table: &TableDef, i: usize, v: &Value) -> Option<CqlValue> {
-    let ty = &table.columns[i].ty;
-    match v.cast_to(ty) {
-        Ok(cast) => to_cql(&cast),
-        Err(_) => to_cql(v),
-    }
+fn column_value(
+    table: &TableDef,
+    stmts: &TableStatements,
+    i: usize,
+    v: &Value,
+) -> Option<CqlValue> {
+    let cast = v.cast_to(&table.columns[i].ty);
+    to_cql_as(cast.as_ref().unwrap_or(v), &stmts.column_types[i])
 }
 
 fn claims_map(claims: &BTreeMap<String, TxnId>) -> Option<CqlValue> {
@@ -240,22 +253,31 @@ impl Store for CassandraStore {
     }
 
     async fn create_table(&self, table: &TableDef) -> StoreResult<()> {
+        if table.cql_table.is_some() {
+            return Ok(());
+        }
         self.run_ddl(cql::create_rows_table(&self.keyspace, table))
             .await
     }
 
+    /// An adopted table leaves keyclaim's catalog but keeps its CQL table
+    /// and data: it belonged to someone before keyclaim.
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
         self.stmts.forget(table);
+        if table.cql_table.is_some() {
+            return Ok(());
+        }
         self.run_ddl(cql::drop_rows_table(&self.keyspace, table))
             .await
     }
 
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
+        adopt::adopt(&self.session, &self.keyspace, name).await
+    }
+
     async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
         let stmts = self.stmts.table(table).await?;
-        let key: Vec<Bind> = key_values(table, pk)?
-            .iter()
-            .map(|v| set(to_cql(v)))
-            .collect();
+        let key = key_binds(table, &stmts, pk)?;
         let rows = self.run(&stmts.read, key, false).await?;
         match rows.first() {
             Some(named) => Ok(named.row(table)?.map(|(_, r)| r)),
@@ -270,15 +292,15 @@ impl Store for CassandraStore {
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
         let stmts = self.stmts.table(table).await?;
-        let key = key_values(table, pk)?;
+        let mut key = key_binds(table, &stmts, pk)?;
         let mut binds: Vec<Bind> = Vec::with_capacity(table.columns.len() + 3);
         for i in 0..table.columns.len() {
             // The key columns hold the canonical key, so equal keys share a partition.
             let bind = if let Some(k) = table.primary_key.iter().position(|&p| p == i) {
-                set(to_cql(&key[k]))
+                std::mem::replace(&mut key[k], MaybeUnset::Unset)
             } else {
                 match row.values.get(i).filter(|_| row.live) {
-                    Some(v) if !v.is_null() => set(column_value(table, i, v)),
+                    Some(v) if !v.is_null() => set(column_value(table, &stmts, i, v)),
                     // Nothing to overwrite in a new partition: no tombstone.
                     _ => MaybeUnset::Unset,
                 }
@@ -308,7 +330,7 @@ impl Store for CassandraStore {
         let stmts = self.stmts.table(table).await?;
         let mut binds: Vec<Bind> = non_key_columns(table)
             .map(|i| match row.values.get(i).filter(|_| row.live) {
-                Some(v) => set(column_value(table, i, v)),
+                Some(v) => set(column_value(table, &stmts, i, v)),
                 // Dead rows keep no data.
                 None => set(None),
             })
@@ -316,8 +338,12 @@ impl Store for CassandraStore {
         binds.push(uuid(row.version));
         binds.push(set(Some(CqlValue::Boolean(row.live))));
         binds.push(set(claims_map(&row.claims)));
-        binds.extend(key_values(table, pk)?.iter().map(|v| set(to_cql(v))));
-        binds.push(uuid(expected));
+        binds.extend(key_binds(table, &stmts, pk)?);
+        // Rows from before adoption have no version: nil, `IF __version = null`.
+        binds.push(match expected.is_nil() {
+            true => set(None),
+            false => uuid(expected),
+        });
         let rows = self.run(&stmts.update, binds, true).await?;
         let Some(current) = lwt_answer(&rows)? else {
             return Ok(Cas::Applied);
@@ -325,9 +351,10 @@ impl Store for CassandraStore {
         if current.has_row(table) {
             return Ok(Cas::NotApplied(current.row(table)?.map(|(_, r)| r)));
         }
-        // Cassandra sent only `__version`: null means no partition (every
-        // write sets it); otherwise read the row the condition did not bring.
-        if current.uuid(cql::VERSION)?.is_none() {
+        // Cassandra sends `[applied]` alone for a missing partition, and
+        // adds `__version` for an existing one: then read the row the
+        // condition did not bring back.
+        if !current.has(cql::VERSION) {
             return Ok(Cas::NotApplied(None));
         }
         Ok(Cas::NotApplied(self.read_row(table, pk).await?))
@@ -346,10 +373,7 @@ impl Store for CassandraStore {
         let rows = match after {
             None => self.run(&stmts.scan_first, vec![limit_bind], false).await?,
             Some(after) => {
-                let mut binds: Vec<Bind> = key_values(table, after)?
-                    .iter()
-                    .map(|v| set(to_cql(v)))
-                    .collect();
+                let mut binds = key_binds(table, &stmts, after)?;
                 binds.push(limit_bind);
                 self.run(&stmts.scan_after, binds, false).await?
             }

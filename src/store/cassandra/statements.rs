@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use scylla::client::session::Session;
+use scylla::frame::response::result::ColumnType;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
 
@@ -16,6 +17,9 @@ use crate::store::StoreResult;
 
 /// A user table's statements.
 pub struct TableStatements {
+    /// The CQL type of each column, in table order (from the prepared
+    /// INSERT): values are bound as the column stores them.
+    pub column_types: Vec<ColumnType<'static>>,
     pub read: PreparedStatement,
     pub insert: PreparedStatement,
     pub update: PreparedStatement,
@@ -126,7 +130,14 @@ impl Statements {
             prepare(s, scan_first, None),
             prepare(s, scan_after, None),
         )?;
+        let column_types = insert
+            .get_variable_col_specs()
+            .iter()
+            .take(def.columns.len())
+            .map(|c| c.typ().clone())
+            .collect();
         let stmts = Arc::new(TableStatements {
+            column_types,
             read,
             insert,
             update,

@@ -5,7 +5,8 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDate};
 use rust_decimal::Decimal;
-use scylla::value::{CqlDate, CqlDecimal, CqlValue};
+use scylla::frame::response::result::{ColumnType, NativeType};
+use scylla::value::{CqlDate, CqlDecimal, CqlTimestamp, CqlTimeuuid, CqlValue};
 use uuid::Uuid;
 
 use super::cql::{CLAIMS, LIVE, VERSION};
@@ -40,6 +41,27 @@ pub fn to_cql(v: &Value) -> Option<CqlValue> {
     })
 }
 
+/// The CQL value for `v` in a column of CQL type `col`: as [`to_cql`] for
+/// tables keyclaim created; adopted tables may hold CQL `timestamp`
+/// (milliseconds), `timeuuid` or `ascii` where keyclaim would not.
+pub fn to_cql_as(v: &Value, col: &ColumnType<'_>) -> Option<CqlValue> {
+    let native = match col {
+        ColumnType::Native(n) => n,
+        _ => return to_cql(v),
+    };
+    Some(match (native, v) {
+        (NativeType::Timestamp, Value::Timestamp(ts)) => {
+            CqlValue::Timestamp(CqlTimestamp(ts.and_utc().timestamp_millis()))
+        }
+        (NativeType::Timestamp, Value::TimestampTz(ts)) => {
+            CqlValue::Timestamp(CqlTimestamp(ts.timestamp_millis()))
+        }
+        (NativeType::Timeuuid, Value::Uuid(u)) => CqlValue::Timeuuid(CqlTimeuuid::from(*u)),
+        (NativeType::Ascii, Value::Text(s)) => CqlValue::Ascii(s.clone()),
+        _ => return to_cql(v),
+    })
+}
+
 /// The SQL value of a column of type `ty` read back.
 pub fn from_cql(ty: &SqlType, v: Option<&CqlValue>) -> StoreResult<Value> {
     let Some(v) = v else {
@@ -56,12 +78,22 @@ pub fn from_cql(ty: &SqlType, v: Option<&CqlValue>) -> StoreResult<Value> {
         (SqlType::Numeric, CqlValue::Decimal(d)) => {
             Value::Numeric(decimal_from_cql(d).ok_or_else(bad)?)
         }
-        (SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_), CqlValue::Text(s)) => {
-            Value::Text(s.clone())
-        }
+        (
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_),
+            CqlValue::Text(s) | CqlValue::Ascii(s),
+        ) => Value::Text(s.clone()),
         (SqlType::Json | SqlType::Jsonb, CqlValue::Text(s)) => Value::Json(s.clone()),
         (SqlType::Bytea, CqlValue::Blob(b)) => Value::Bytea(b.clone()),
         (SqlType::Uuid, CqlValue::Uuid(u)) => Value::Uuid(*u),
+        (SqlType::Uuid, CqlValue::Timeuuid(u)) => Value::Uuid((*u).into()),
+        (SqlType::TimestampTz, CqlValue::Timestamp(CqlTimestamp(ms))) => {
+            Value::TimestampTz(DateTime::from_timestamp_millis(*ms).ok_or_else(bad)?)
+        }
+        (SqlType::Timestamp, CqlValue::Timestamp(CqlTimestamp(ms))) => Value::Timestamp(
+            DateTime::from_timestamp_millis(*ms)
+                .ok_or_else(bad)?
+                .naive_utc(),
+        ),
         (SqlType::Date, CqlValue::Date(CqlDate(days))) => {
             let since = i64::from(*days) - CQL_DATE_EPOCH;
             Value::Date(
@@ -177,23 +209,27 @@ impl Named<'_> {
     }
 
     /// The row partition this row shows, with its key bytes; None when the
-    /// partition is absent (Cassandra fills a not-applied LWT on a missing
-    /// partition with nulls).
+    /// partition is absent (ScyllaDB fills a not-applied LWT on a missing
+    /// partition with nulls, key included: a stored row always has its key).
+    ///
+    /// A row written before its table was adopted has neither `__version`
+    /// nor `__live`: it is live, at version nil (which CAS spells `IF
+    /// __version = null`), until keyclaim first writes it.
     pub fn row(&self, table: &TableDef) -> StoreResult<Option<(Vec<u8>, RowRecord)>> {
-        let version = self.uuid(VERSION)?;
-        let live = match self.get(LIVE) {
-            Some(CqlValue::Boolean(b)) => Some(*b),
-            None => None,
-            Some(v) => return Err(corrupt(format!("{LIVE} holds {v:?}"))),
-        };
-        let (Some(version), Some(live)) = (version, live) else {
-            return Ok(None);
-        };
         let mut key = Vec::with_capacity(table.primary_key.len());
         for &i in &table.primary_key {
             let c = &table.columns[i];
-            key.push(from_cql(&c.ty, self.get(&c.name))?);
+            match from_cql(&c.ty, self.get(&c.name))? {
+                Value::Null => return Ok(None),
+                v => key.push(v),
+            }
         }
+        let version = self.uuid(VERSION)?.unwrap_or(Uuid::nil());
+        let live = match self.get(LIVE) {
+            Some(CqlValue::Boolean(b)) => *b,
+            None => true,
+            Some(v) => return Err(corrupt(format!("{LIVE} holds {v:?}"))),
+        };
         let pk = encode_key(&key.iter().collect::<Vec<_>>());
         let mut claims = BTreeMap::new();
         if let Some(CqlValue::Map(entries)) = self.get(CLAIMS) {
@@ -285,6 +321,64 @@ mod tests {
             d("-1.29").as_signed_be_bytes_slice_and_exponent(),
             (&[0xffu8, 0x7f][..], 2)
         );
+    }
+
+    #[test]
+    fn adopted_column_types_convert_both_ways() {
+        let ts = Value::parse_text(&SqlType::TimestampTz, "2024-01-02 03:04:05.678+00").unwrap();
+        let cql = to_cql_as(&ts, &ColumnType::Native(NativeType::Timestamp)).unwrap();
+        assert_eq!(cql, CqlValue::Timestamp(CqlTimestamp(1704164645678)));
+        assert_eq!(from_cql(&SqlType::TimestampTz, Some(&cql)).unwrap(), ts);
+        let u = Value::Uuid(Uuid::now_v1(&[1, 2, 3, 4, 5, 6]));
+        let cql = to_cql_as(&u, &ColumnType::Native(NativeType::Timeuuid)).unwrap();
+        assert!(matches!(cql, CqlValue::Timeuuid(_)));
+        assert_eq!(from_cql(&SqlType::Uuid, Some(&cql)).unwrap(), u);
+        let a = to_cql_as(
+            &Value::Text("x".into()),
+            &ColumnType::Native(NativeType::Ascii),
+        );
+        assert_eq!(a, Some(CqlValue::Ascii("x".into())));
+        // keyclaim's own columns keep their mapping.
+        assert_eq!(
+            to_cql_as(&Value::Int4(1), &ColumnType::Native(NativeType::Int)),
+            Some(CqlValue::Int(1))
+        );
+    }
+
+    #[test]
+    fn rows_from_before_adoption_are_live_at_version_nil() {
+        use crate::catalog::ColumnDef;
+        let table = TableDef {
+            name: "t".into(),
+            id: "t.1".into(),
+            columns: vec![ColumnDef {
+                name: "id".into(),
+                ty: SqlType::Int4,
+                not_null: true,
+                default: None,
+            }],
+            primary_key: vec![0],
+            pkey_name: "t_pkey".into(),
+            uniques: Vec::new(),
+            cql_table: Some("ks.t".into()),
+        };
+        let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];
+        let old = [Some(CqlValue::Int(1)), None, None];
+        let named = Named {
+            names: &names,
+            values: &old,
+        };
+        let (_, row) = named.row(&table).unwrap().unwrap();
+        assert_eq!(row.version, Uuid::nil());
+        assert!(row.live);
+        assert_eq!(row.values, vec![Value::Int4(1)]);
+        // No key: no partition (ScyllaDB's answer for a missing one).
+        let none = [None, None, None];
+        let named = Named {
+            names: &names,
+            values: &none,
+        };
+        assert!(named.row(&table).unwrap().is_none());
     }
 
     #[test]

@@ -1,0 +1,97 @@
+//! Adopting existing CQL tables (`[[store.adopt]]`): register each in the
+//! catalog pointing at its CQL table, then build its UNIQUE constraints as
+//! CREATE UNIQUE INDEX builds an index: publish, claim every row's key,
+//! and refuse (23505, naming a duplicated key) if the data already breaks it.
+
+use tracing::info;
+
+use super::ddl::add_unique;
+use crate::catalog::{naming, storage_id, Catalog, ColumnDef, TableDef, UniqueDef};
+use crate::claims::{ClaimConfig, ClaimStats};
+use crate::config::AdoptConfig;
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::store::{Store, StoreError};
+
+pub async fn adopt(
+    catalog: &Catalog,
+    store: &dyn Store,
+    cfg: &ClaimConfig,
+    stats: &ClaimStats,
+    entry: &AdoptConfig,
+    page: usize,
+) -> SqlResult<()> {
+    let mut def = match catalog.lookup(&entry.table).await? {
+        Some(def) if def.cql_table.as_deref() == Some(entry.cql_table.as_str()) => def,
+        Some(_) => {
+            return Err(SqlError::new(
+                sqlstate::DUPLICATE_TABLE,
+                format!(
+                    "relation \"{}\" already exists and is not the CQL table {}",
+                    entry.table, entry.cql_table
+                ),
+            ))
+        }
+        None => register(catalog, store, entry).await?,
+    };
+    for columns in &entry.unique {
+        let cols = columns
+            .iter()
+            .map(|c| def.column(c))
+            .collect::<SqlResult<Vec<usize>>>()?;
+        if def.uniques.iter().any(|u| u.columns == cols) {
+            continue;
+        }
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+        let name = naming::unique_name(&def.name, &names, def.constraint_names());
+        info!(table = %def.name, constraint = %name, "adopting: claiming the keys of existing rows");
+        let unique = UniqueDef {
+            id: storage_id(&name),
+            name,
+            columns: cols,
+            nulls_not_distinct: false,
+            is_index: false,
+        };
+        add_unique(catalog, store, cfg, stats, &def.name, unique, page).await?;
+        def = catalog.table(&entry.table).await?;
+    }
+    Ok(())
+}
+
+/// Reads the CQL table's shape (adding the hidden columns) and publishes it.
+async fn register(
+    catalog: &Catalog,
+    store: &dyn Store,
+    entry: &AdoptConfig,
+) -> SqlResult<std::sync::Arc<TableDef>> {
+    let foreign = store
+        .adopt_table(&entry.cql_table)
+        .await
+        .map_err(|e| match e {
+            // The table cannot be served as it is: say why, not "unavailable".
+            StoreError::Unavailable(why) => SqlError::new(sqlstate::FEATURE_NOT_SUPPORTED, why),
+            e => crate::catalog::store_error(e),
+        })?;
+    let def = TableDef {
+        name: entry.table.clone(),
+        id: storage_id(&entry.table),
+        columns: foreign
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (name, ty))| ColumnDef {
+                name: name.clone(),
+                ty: ty.clone(),
+                not_null: foreign.primary_key.contains(&i),
+                default: None,
+            })
+            .collect(),
+        primary_key: foreign.primary_key.clone(),
+        pkey_name: naming::pkey_name(&entry.table),
+        uniques: Vec::new(),
+        cql_table: Some(entry.cql_table.clone()),
+    };
+    // Another proxy adopting at the same moment wins; use its entry.
+    catalog.create(def).await?;
+    info!(table = %entry.table, cql_table = %entry.cql_table, "adopted an existing CQL table");
+    catalog.table(&entry.table).await
+}
