@@ -3,6 +3,7 @@ FROM rust:1.90-bookworm AS build
 WORKDIR /src
 COPY Cargo.toml Cargo.lock ./
 COPY src ./src
+COPY benches ./benches
 RUN cargo build --release --locked --bin keyclaim
 
 FROM debian:bookworm-slim

@@ -1,0 +1,429 @@
+//! keyclaim on a real Cassandra against the same LWT sequence issued
+//! directly with the driver, in one run: unique-key inserts, point selects by
+//! primary key and by unique key. Prints a Markdown table with statements/s,
+//! the keyclaim/driver ratio, and the store operations per statement
+//! (counted by a wrapper around the store, so they are exact).
+//!
+//!   KEYCLAIM_BENCH_CASSANDRA=127.0.0.1:9042 cargo bench --bench cassandra
+//!
+//! Optional: KEYCLAIM_BENCH_CLIENTS (default 16), KEYCLAIM_BENCH_ROWS (default 3000).
+//! Without KEYCLAIM_BENCH_CASSANDRA it prints how to run it and exits.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use futures::future::try_join_all;
+use keyclaim::catalog::TableDef;
+use keyclaim::config::{Config, StoreKind};
+use keyclaim::engine::Engine;
+use keyclaim::server::Server;
+use keyclaim::store::cassandra::CassandraStore;
+use keyclaim::store::{
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreResult, TxnId,
+};
+use scylla::client::session::Session;
+use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::Consistency;
+use uuid::Uuid;
+
+/// Counts what reaches the store: conditional writes (LWTs) and reads.
+struct Counting {
+    inner: Arc<CassandraStore>,
+    lwts: AtomicU64,
+    reads: AtomicU64,
+}
+
+impl Counting {
+    fn lwt(&self) {
+        self.lwts.fetch_add(1, Ordering::Relaxed);
+    }
+    fn read(&self) {
+        self.reads.fetch_add(1, Ordering::Relaxed);
+    }
+    fn take(&self) -> (u64, u64) {
+        (
+            self.lwts.swap(0, Ordering::Relaxed),
+            self.reads.swap(0, Ordering::Relaxed),
+        )
+    }
+}
+
+#[async_trait]
+impl Store for Counting {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+    async fn create_table(&self, t: &TableDef) -> StoreResult<()> {
+        self.inner.create_table(t).await
+    }
+    async fn drop_table(&self, t: &TableDef) -> StoreResult<()> {
+        self.inner.drop_table(t).await
+    }
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
+        self.inner.adopt_table(name).await
+    }
+    async fn read_row(&self, t: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
+        self.read();
+        self.inner.read_row(t, pk).await
+    }
+    async fn insert_row(
+        &self,
+        t: &TableDef,
+        pk: &[u8],
+        r: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        self.lwt();
+        self.inner.insert_row(t, pk, r).await
+    }
+    async fn update_row(
+        &self,
+        t: &TableDef,
+        pk: &[u8],
+        e: TxnId,
+        r: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        self.lwt();
+        self.inner.update_row(t, pk, e, r).await
+    }
+    async fn scan_rows(&self, t: &TableDef, a: Option<&[u8]>, l: usize) -> StoreResult<ScanPage> {
+        self.read();
+        self.inner.scan_rows(t, a, l).await
+    }
+    async fn read_claim(&self, c: &str, k: &[u8]) -> StoreResult<Option<ClaimRecord>> {
+        self.read();
+        self.inner.read_claim(c, k).await
+    }
+    async fn insert_claim(
+        &self,
+        c: &str,
+        k: &[u8],
+        r: ClaimRecord,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        self.lwt();
+        self.inner.insert_claim(c, k, r).await
+    }
+    async fn restamp_claim(
+        &self,
+        c: &str,
+        k: &[u8],
+        e: TxnId,
+        n: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        self.lwt();
+        self.inner.restamp_claim(c, k, e, n).await
+    }
+    async fn delete_claim(&self, c: &str, k: &[u8], e: TxnId) -> StoreResult<Cas<ClaimRecord>> {
+        self.lwt();
+        self.inner.delete_claim(c, k, e).await
+    }
+    async fn drop_claims(&self, c: &str) -> StoreResult<()> {
+        self.inner.drop_claims(c).await
+    }
+    async fn read_catalog(&self, n: &str) -> StoreResult<Option<CatalogRecord>> {
+        self.inner.read_catalog(n).await
+    }
+    async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
+        self.inner.list_catalog().await
+    }
+    async fn insert_catalog(&self, n: &str, r: CatalogRecord) -> StoreResult<Cas<CatalogRecord>> {
+        self.inner.insert_catalog(n, r).await
+    }
+    async fn update_catalog(
+        &self,
+        n: &str,
+        e: Uuid,
+        r: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        self.inner.update_catalog(n, e, r).await
+    }
+    async fn delete_catalog(&self, n: &str, e: Uuid) -> StoreResult<Cas<CatalogRecord>> {
+        self.inner.delete_catalog(n, e).await
+    }
+}
+
+/// One measured phase: `ops` statements split over `clients` tasks.
+async fn timed<F, Fut>(clients: usize, ops: usize, op: F) -> f64
+where
+    F: Fn(usize, usize) -> Fut + Clone,
+    Fut: std::future::Future<Output = ()>,
+{
+    let start = Instant::now();
+    let tasks = (0..clients).map(|c| {
+        let op = op.clone();
+        async move {
+            let mut i = c;
+            while i < ops {
+                op(c, i).await;
+                i += clients;
+            }
+            Ok::<(), ()>(())
+        }
+    });
+    try_join_all(tasks).await.expect("no phase fails");
+    ops as f64 / start.elapsed().as_secs_f64()
+}
+
+fn email(i: usize) -> String {
+    format!("user{i}@example.com")
+}
+
+/// The same LWT sequence keyclaim runs, issued with the driver directly.
+struct Direct {
+    session: Arc<Session>,
+    claim: PreparedStatement,
+    row: PreparedStatement,
+    read_row: PreparedStatement,
+    read_claim: PreparedStatement,
+}
+
+impl Direct {
+    async fn new(session: Arc<Session>, ks: &str) -> Direct {
+        for ddl in [
+            format!("CREATE TABLE {ks}.d_claims (constraint_id text, key blob, owner blob, txn uuid, PRIMARY KEY ((constraint_id, key)))"),
+            format!("CREATE TABLE {ks}.d_users (id bigint PRIMARY KEY, email text, name text, \"__version\" uuid, \"__live\" boolean, \"__claims\" map<text, uuid>)"),
+        ] {
+            session.query_unpaged(ddl, ()).await.expect("bench tables");
+        }
+        session
+            .await_schema_agreement()
+            .await
+            .expect("schema agreement");
+        let prepare = |text: String, serial: bool| {
+            let session = session.clone();
+            async move {
+                let mut p = session.prepare(text).await.expect("prepare");
+                if serial {
+                    p.set_consistency(Consistency::LocalSerial);
+                }
+                p
+            }
+        };
+        Direct {
+            claim: prepare(format!("INSERT INTO {ks}.d_claims (constraint_id, key, owner, txn) VALUES (?, ?, ?, ?) IF NOT EXISTS"), false).await,
+            row: prepare(format!("INSERT INTO {ks}.d_users (id, email, name, \"__version\", \"__live\", \"__claims\") VALUES (?, ?, ?, ?, ?, ?) IF NOT EXISTS"), false).await,
+            read_row: prepare(format!("SELECT id, email, name, \"__version\", \"__live\", \"__claims\" FROM {ks}.d_users WHERE id = ?"), true).await,
+            read_claim: prepare(format!("SELECT owner, txn FROM {ks}.d_claims WHERE constraint_id = ? AND key = ?"), true).await,
+            session,
+        }
+    }
+
+    async fn insert(&self, i: usize) {
+        let txn = Uuid::now_v7();
+        let id = i as i64;
+        self.session
+            .execute_unpaged(
+                &self.claim,
+                (
+                    "users_email_key",
+                    email(i).into_bytes(),
+                    id.to_be_bytes().to_vec(),
+                    txn,
+                ),
+            )
+            .await
+            .expect("claim");
+        let claims = BTreeMap::from([("users_email_key".to_owned(), txn)]);
+        self.session
+            .execute_unpaged(&self.row, (id, email(i), "name", txn, true, claims))
+            .await
+            .expect("row");
+    }
+
+    async fn select_pk(&self, i: usize) {
+        self.session
+            .execute_unpaged(&self.read_row, (i as i64,))
+            .await
+            .expect("read row");
+    }
+
+    async fn select_unique(&self, i: usize) {
+        self.session
+            .execute_unpaged(&self.read_claim, ("users_email_key", email(i).into_bytes()))
+            .await
+            .expect("read claim");
+        self.select_pk(i).await;
+    }
+}
+
+fn env_usize(name: &str, default: usize) -> usize {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+#[tokio::main]
+async fn main() {
+    let Ok(node) = std::env::var("KEYCLAIM_BENCH_CASSANDRA") else {
+        eprintln!(
+            "set KEYCLAIM_BENCH_CASSANDRA=host:port to run this benchmark against a Cassandra node"
+        );
+        return;
+    };
+    let clients = env_usize("KEYCLAIM_BENCH_CLIENTS", 16);
+    let rows = env_usize("KEYCLAIM_BENCH_ROWS", 3000);
+    let mut config = Config::default();
+    config.store.kind = StoreKind::Cassandra;
+    config.store.contact_points = vec![node];
+    config.store.keyspace = format!("kc_bench_{}", &Uuid::new_v4().simple().to_string()[..16]);
+    config.server.listen = "127.0.0.1:0".into();
+    config.log.level = "warn".into();
+    let cassandra = Arc::new(
+        CassandraStore::connect(&config.store)
+            .await
+            .expect("connect"),
+    );
+    let store = Arc::new(Counting {
+        inner: cassandra.clone(),
+        lwts: AtomicU64::new(0),
+        reads: AtomicU64::new(0),
+    });
+    let engine = Engine::new(store.clone(), config.engine_config());
+    let server = Server::bind(&config, engine).await.expect("bind").spawn();
+    let mut pg = tokio_postgres::Config::new();
+    pg.host("127.0.0.1")
+        .port(server.addr().port())
+        .user("keyclaim")
+        .dbname("keyclaim");
+    let mut conns = Vec::new();
+    for _ in 0..clients {
+        let (client, conn) = pg
+            .connect(tokio_postgres::NoTls)
+            .await
+            .expect("connect to keyclaim");
+        tokio::spawn(conn);
+        conns.push(Arc::new(client));
+    }
+    conns[0]
+        .batch_execute("CREATE TABLE users (id bigint PRIMARY KEY, email text UNIQUE, name text)")
+        .await
+        .expect("create table");
+    let prepared = |sql: &'static str| {
+        let conns = conns.clone();
+        async move {
+            let mut out = Vec::new();
+            for c in &conns {
+                out.push(c.prepare(sql).await.expect("prepare"));
+            }
+            out
+        }
+    };
+    let insert = prepared("INSERT INTO users VALUES ($1, $2, 'name')").await;
+    let by_pk = prepared("SELECT * FROM users WHERE id = $1").await;
+    let by_email = prepared("SELECT * FROM users WHERE email = $1").await;
+    let direct = Arc::new(Direct::new(cassandra.session().clone(), &config.store.keyspace).await);
+
+    let mut table = Vec::new();
+    store.take();
+    // Warm-up is the first few hundred statements of each phase; the
+    // phases are long enough that it does not matter at these rates.
+    let kc = timed(clients, rows, |c, i| {
+        let (conn, stmt) = (conns[c].clone(), insert[c].clone());
+        async move {
+            conn.execute(&stmt, &[&(i as i64), &email(i)])
+                .await
+                .expect("insert");
+        }
+    })
+    .await;
+    let (lwts, reads) = store.take();
+    let d = direct.clone();
+    let dr = timed(clients, rows, move |_, i| {
+        let d = d.clone();
+        async move { d.insert(i).await }
+    })
+    .await;
+    table.push((
+        "INSERT, one UNIQUE column",
+        kc,
+        dr,
+        lwts,
+        reads,
+        rows,
+        "2 (claim, row)",
+    ));
+
+    let selects = rows * 2;
+    let kc = timed(clients, selects, |c, i| {
+        let (conn, stmt) = (conns[c].clone(), by_pk[c].clone());
+        async move {
+            let r = conn
+                .query(&stmt, &[&((i % rows) as i64)])
+                .await
+                .expect("select");
+            assert_eq!(r.len(), 1);
+        }
+    })
+    .await;
+    let (lwts, reads) = store.take();
+    let d = direct.clone();
+    let dr = timed(clients, selects, move |_, i| {
+        let d = d.clone();
+        async move { d.select_pk(i % rows).await }
+    })
+    .await;
+    table.push((
+        "SELECT by primary key",
+        kc,
+        dr,
+        lwts,
+        reads,
+        selects,
+        "1 (row)",
+    ));
+
+    let kc = timed(clients, selects, |c, i| {
+        let (conn, stmt) = (conns[c].clone(), by_email[c].clone());
+        async move {
+            let r = conn
+                .query(&stmt, &[&email(i % rows)])
+                .await
+                .expect("select");
+            assert_eq!(r.len(), 1);
+        }
+    })
+    .await;
+    let (lwts, reads) = store.take();
+    let d = direct.clone();
+    let dr = timed(clients, selects, move |_, i| {
+        let d = d.clone();
+        async move { d.select_unique(i % rows).await }
+    })
+    .await;
+    table.push((
+        "SELECT by unique key",
+        kc,
+        dr,
+        lwts,
+        reads,
+        selects,
+        "2 (claim, row)",
+    ));
+
+    println!(
+        "{clients} clients, {rows} rows, Cassandra at {}",
+        config.store.contact_points[0]
+    );
+    println!();
+    println!("| statement | keyclaim stmt/s | driver stmt/s | keyclaim / driver | LWTs per stmt | SERIAL reads per stmt | store round trips in sequence |");
+    println!("|---|---|---|---|---|---|---|");
+    for (name, kc, dr, lwts, reads, n, depth) in table {
+        println!(
+            "| {name} | {kc:.0} | {dr:.0} | {:.2} | {:.2} | {:.2} | {depth} |",
+            kc / dr,
+            lwts as f64 / n as f64,
+            reads as f64 / n as f64
+        );
+    }
+    drop(conns);
+    server.shutdown().await;
+    cassandra
+        .session()
+        .query_unpaged(format!("DROP KEYSPACE {}", config.store.keyspace), ())
+        .await
+        .expect("drop the bench keyspace");
+    tokio::time::sleep(Duration::from_millis(10)).await;
+}
