@@ -6,13 +6,14 @@
 //!
 //!   KEYCLAIM_BENCH_CASSANDRA=127.0.0.1:9042 cargo bench --bench cassandra
 //!
-//! Optional: KEYCLAIM_BENCH_CLIENTS (default 16), KEYCLAIM_BENCH_ROWS (default 3000).
+//! Optional: KEYCLAIM_BENCH_CLIENTS (default 16), KEYCLAIM_BENCH_ROWS (inserts
+//! per round, default 2000; each round also runs twice as many selects).
 //! Without KEYCLAIM_BENCH_CASSANDRA it prints how to run it and exits.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use async_trait::async_trait;
 use futures::future::try_join_all;
@@ -248,6 +249,35 @@ impl Direct {
     }
 }
 
+/// Measured rounds per workload, after one warm-up round.
+const ROUNDS: usize = 3;
+
+/// Rates of the measured rounds, and keyclaim's store operations in them.
+#[derive(Default)]
+struct Measured {
+    keyclaim: Vec<f64>,
+    driver: Vec<f64>,
+    lwts: u64,
+    reads: u64,
+    statements: usize,
+}
+
+impl Measured {
+    fn add(&mut self, keyclaim: f64, driver: f64, (lwts, reads): (u64, u64), statements: usize) {
+        self.keyclaim.push(keyclaim);
+        self.driver.push(driver);
+        self.lwts += lwts;
+        self.reads += reads;
+        self.statements += statements;
+    }
+}
+
+fn median(rates: &[f64]) -> f64 {
+    let mut sorted = rates.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted[sorted.len() / 2]
+}
+
 fn env_usize(name: &str, default: usize) -> usize {
     std::env::var(name)
         .ok()
@@ -264,7 +294,7 @@ async fn main() {
         return;
     };
     let clients = env_usize("KEYCLAIM_BENCH_CLIENTS", 16);
-    let rows = env_usize("KEYCLAIM_BENCH_ROWS", 3000);
+    let rows = env_usize("KEYCLAIM_BENCH_ROWS", 2000);
     let mut config = Config::default();
     config.store.kind = StoreKind::Cassandra;
     config.store.contact_points = vec![node];
@@ -316,106 +346,104 @@ async fn main() {
     let by_email = prepared("SELECT * FROM users WHERE email = $1").await;
     let direct = Arc::new(Direct::new(cassandra.session().clone(), &config.store.keyspace).await);
 
-    let mut table = Vec::new();
-    store.take();
-    // Warm-up is the first few hundred statements of each phase; the
-    // phases are long enough that it does not matter at these rates.
-    let kc = timed(clients, rows, |c, i| {
-        let (conn, stmt) = (conns[c].clone(), insert[c].clone());
-        async move {
-            conn.execute(&stmt, &[&(i as i64), &email(i)])
-                .await
-                .expect("insert");
+    // Each workload runs in rounds, keyclaim then driver, after one
+    // unmeasured warm-up round of both (the JVM, the Paxos tables and the
+    // caches start cold); the median round of each is reported.
+    let insert_op = |round: usize| {
+        let (conns, insert) = (conns.clone(), insert.clone());
+        move |c: usize, i: usize| {
+            let (conn, stmt) = (conns[c].clone(), insert[c].clone());
+            let id = round * rows + i;
+            async move {
+                conn.execute(&stmt, &[&(id as i64), &email(id)])
+                    .await
+                    .expect("insert");
+            }
         }
-    })
-    .await;
-    let (lwts, reads) = store.take();
-    let d = direct.clone();
-    let dr = timed(clients, rows, move |_, i| {
-        let d = d.clone();
-        async move { d.insert(i).await }
-    })
-    .await;
-    table.push((
-        "INSERT, one UNIQUE column",
-        kc,
-        dr,
-        lwts,
-        reads,
-        rows,
-        "2 (claim, row)",
-    ));
-
+    };
+    let direct_insert = |round: usize| {
+        let d = direct.clone();
+        move |_: usize, i: usize| {
+            let d = d.clone();
+            async move { d.insert(round * rows + i).await }
+        }
+    };
+    let mut inserts = Measured::default();
+    for round in 0..=ROUNDS {
+        let kc = timed(clients, rows, insert_op(round)).await;
+        let ops = store.take();
+        let dr = timed(clients, rows, direct_insert(round)).await;
+        if round > 0 {
+            inserts.add(kc, dr, ops, rows);
+        }
+    }
+    // Every row inserted so far can be selected.
+    let total = rows * (ROUNDS + 1);
     let selects = rows * 2;
-    let kc = timed(clients, selects, |c, i| {
-        let (conn, stmt) = (conns[c].clone(), by_pk[c].clone());
-        async move {
-            let r = conn
-                .query(&stmt, &[&((i % rows) as i64)])
-                .await
-                .expect("select");
-            assert_eq!(r.len(), 1);
+    let mut by_key = Measured::default();
+    let mut by_unique = Measured::default();
+    for round in 0..=ROUNDS {
+        // Spread over all rows, a different stretch each round.
+        let pick = move |i: usize| (i * 7919 + round * 104_729) % total;
+        let kc = timed(clients, selects, |c, i| {
+            let (conn, stmt) = (conns[c].clone(), by_pk[c].clone());
+            async move {
+                let r = conn
+                    .query(&stmt, &[&(pick(i) as i64)])
+                    .await
+                    .expect("select");
+                assert_eq!(r.len(), 1);
+            }
+        })
+        .await;
+        let ops = store.take();
+        let d = direct.clone();
+        let dr = timed(clients, selects, move |_, i| {
+            let d = d.clone();
+            async move { d.select_pk(pick(i)).await }
+        })
+        .await;
+        if round > 0 {
+            by_key.add(kc, dr, ops, selects);
         }
-    })
-    .await;
-    let (lwts, reads) = store.take();
-    let d = direct.clone();
-    let dr = timed(clients, selects, move |_, i| {
-        let d = d.clone();
-        async move { d.select_pk(i % rows).await }
-    })
-    .await;
-    table.push((
-        "SELECT by primary key",
-        kc,
-        dr,
-        lwts,
-        reads,
-        selects,
-        "1 (row)",
-    ));
-
-    let kc = timed(clients, selects, |c, i| {
-        let (conn, stmt) = (conns[c].clone(), by_email[c].clone());
-        async move {
-            let r = conn
-                .query(&stmt, &[&email(i % rows)])
-                .await
-                .expect("select");
-            assert_eq!(r.len(), 1);
+        let kc = timed(clients, selects, |c, i| {
+            let (conn, stmt) = (conns[c].clone(), by_email[c].clone());
+            async move {
+                let r = conn.query(&stmt, &[&email(pick(i))]).await.expect("select");
+                assert_eq!(r.len(), 1);
+            }
+        })
+        .await;
+        let ops = store.take();
+        let d = direct.clone();
+        let dr = timed(clients, selects, move |_, i| {
+            let d = d.clone();
+            async move { d.select_unique(pick(i)).await }
+        })
+        .await;
+        if round > 0 {
+            by_unique.add(kc, dr, ops, selects);
         }
-    })
-    .await;
-    let (lwts, reads) = store.take();
-    let d = direct.clone();
-    let dr = timed(clients, selects, move |_, i| {
-        let d = d.clone();
-        async move { d.select_unique(i % rows).await }
-    })
-    .await;
-    table.push((
-        "SELECT by unique key",
-        kc,
-        dr,
-        lwts,
-        reads,
-        selects,
-        "2 (claim, row)",
-    ));
+    }
 
     println!(
-        "{clients} clients, {rows} rows, Cassandra at {}",
+        "{clients} clients, {rows} inserts and {selects} selects per round, median of {ROUNDS} rounds, Cassandra at {}",
         config.store.contact_points[0]
     );
     println!();
     println!("| statement | keyclaim stmt/s | driver stmt/s | keyclaim / driver | LWTs per stmt | SERIAL reads per stmt | store round trips in sequence |");
     println!("|---|---|---|---|---|---|---|");
-    for (name, kc, dr, lwts, reads, n, depth) in table {
+    for (name, m, depth) in [
+        ("INSERT, one UNIQUE column", &inserts, "2 (claim, row)"),
+        ("SELECT by primary key", &by_key, "1 (row)"),
+        ("SELECT by unique key", &by_unique, "2 (claim, row)"),
+    ] {
+        let (kc, dr) = (median(&m.keyclaim), median(&m.driver));
         println!(
             "| {name} | {kc:.0} | {dr:.0} | {:.2} | {:.2} | {:.2} | {depth} |",
             kc / dr,
-            lwts as f64 / n as f64,
-            reads as f64 / n as f64
+            m.lwts as f64 / m.statements as f64,
+            m.reads as f64 / m.statements as f64
         );
     }
     drop(conns);
@@ -425,5 +453,4 @@ async fn main() {
         .query_unpaged(format!("DROP KEYSPACE {}", config.store.keyspace), ())
         .await
         .expect("drop the bench keyspace");
-    tokio::time::sleep(Duration::from_millis(10)).await;
 }
