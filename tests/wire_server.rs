@@ -140,15 +140,95 @@ fn every_config_problem_is_reported_before_starting() {
 }
 
 #[test]
-fn the_cassandra_store_is_not_built_yet() {
+fn an_unreachable_cassandra_stops_the_start_with_the_reason() {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_keyclaim"))
         .args(["--listen", "127.0.0.1:0"])
         .env("KEYCLAIM_STORE_KIND", "cassandra")
+        // Nothing listens on port 1.
+        .env("KEYCLAIM_STORE_CONTACT_POINTS", "127.0.0.1:1")
         .env("KEYCLAIM_CONFIG", "/dev/null")
         .output()
         .unwrap();
     assert!(!out.status.success());
     let log =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(log.contains("not built yet"), "{log}");
+    assert!(
+        log.contains("cannot connect to Cassandra at 127.0.0.1:1"),
+        "{log}"
+    );
+}
+
+#[test]
+fn check_reports_an_unreachable_cassandra_and_exits_1() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keyclaim"))
+        .arg("--check")
+        .env("KEYCLAIM_STORE_KIND", "cassandra")
+        .env("KEYCLAIM_STORE_CONTACT_POINTS", "127.0.0.1:1")
+        .env("KEYCLAIM_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("keyclaim --check: cannot connect to Cassandra"),
+        "{err}"
+    );
+}
+
+#[test]
+fn check_on_the_embedded_store_has_nothing_to_check() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keyclaim"))
+        .arg("--check")
+        .env("KEYCLAIM_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to check"));
+}
+
+/// `--check` against the test Cassandra, when there is one.
+#[test]
+fn check_describes_the_cluster() {
+    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
+        return;
+    };
+    let keyspace = format!(
+        "kc_check_{}",
+        &uuid::Uuid::new_v4().simple().to_string()[..16]
+    );
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keyclaim"))
+        .arg("--check")
+        .env("KEYCLAIM_STORE_KIND", "cassandra")
+        .env("KEYCLAIM_STORE_CONTACT_POINTS", &node)
+        .env("KEYCLAIM_STORE_KEYSPACE", &keyspace)
+        .env("KEYCLAIM_LOG_LEVEL", "warn")
+        .env("KEYCLAIM_CONFIG", "/dev/null")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("CQL protocol v4"), "{text}");
+    assert!(
+        text.contains(&format!(
+            "keyspace {keyspace} and keyclaim's tables are ready"
+        )),
+        "{text}"
+    );
+    assert!(text.contains(&node) && text.contains("connected"), "{text}");
+    // The check made a keyspace: drop it as other tests drop theirs.
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(async {
+            let session = scylla::client::session_builder::SessionBuilder::new()
+                .known_node(&node)
+                .build()
+                .await
+                .unwrap();
+            session
+                .query_unpaged(format!("DROP KEYSPACE {keyspace}"), ())
+                .await
+                .unwrap();
+        });
 }
