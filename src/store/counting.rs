@@ -6,7 +6,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use uuid::Uuid;
 
-use super::{Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreResult, TxnId};
+use super::{
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreResult, TxnId,
+};
 use crate::catalog::TableDef;
 use crate::metrics::{note_lwt, note_read};
 
@@ -32,6 +34,10 @@ impl Store for CountingStore {
 
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
         self.inner.drop_table(table).await
+    }
+
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
+        self.inner.adopt_table(name).await
     }
 
     async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {

@@ -18,7 +18,8 @@ use dashmap::DashMap;
 use uuid::Uuid;
 
 use super::{
-    Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreError, StoreResult, TxnId,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
+    StoreResult, TxnId,
 };
 use crate::catalog::TableDef;
 
@@ -209,6 +210,10 @@ impl Store for FaultyStore {
 
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
         self.inner.drop_table(table).await
+    }
+
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
+        self.inner.adopt_table(name).await
     }
 
     async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {

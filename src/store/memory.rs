@@ -17,7 +17,10 @@ use uuid::Uuid;
 
 use crate::catalog::TableDef;
 
-use super::{Cas, CatalogRecord, ClaimRecord, RowRecord, ScanPage, Store, StoreResult, TxnId};
+use super::{
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
+    StoreResult, TxnId,
+};
 
 type RowMap = BTreeMap<Vec<u8>, RowRecord>;
 
@@ -153,6 +156,12 @@ impl Store for MemoryStore {
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
         self.rows.remove(&table.id);
         Ok(())
+    }
+
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
+        Err(StoreError::Unavailable(format!(
+            "the embedded store has no existing tables to adopt ({name})"
+        )))
     }
 
     async fn read_claim(&self, constraint: &str, key: &[u8]) -> StoreResult<Option<ClaimRecord>> {

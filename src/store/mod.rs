@@ -127,13 +127,9 @@ pub trait Store: Send + Sync + 'static {
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()>;
     /// Make a table that exists in the store but was not created through
     /// keyclaim (`TableDef::cql_table`) usable by the claim protocol: read
-    /// its shape and add the hidden columns. Idempotent.
-    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
-        Err(StoreError::Unavailable(format!(
-            "the {} store has no existing tables to adopt ({name})",
-            self.kind()
-        )))
-    }
+    /// its shape and add the hidden columns. Idempotent. (No default: a
+    /// wrapper that forgot to pass it on would refuse adoption silently.)
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable>;
 
     // Rows -----------------------------------------------------------------
     //
