@@ -11,11 +11,15 @@
 //! - [`session`]: per-connection settings and transaction-block state.
 //! - [`engine`]: one statement as named stages: parse, plan, check, execute.
 //! - [`sql`]: parsing, planning, expression evaluation.
-//! - [`catalog`]: table definitions and constraint names, kept in the store.
+//! - [`catalog`]: table definitions and constraint names, kept in the store;
+//!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),
 //!   with its exhaustive model check beside it (`claims::model`, tests only).
 //! - [`store`]: the `Store` trait (LWT primitives), the embedded `memory`
-//!   store, and `faults`, a seeded fault-injecting wrapper for tests.
+//!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:
+//!   session, CQL text, prepared statements, values, error mapping,
+//!   adoption of existing tables), `counting` for metrics, and `faults`, a
+//!   seeded fault-injecting wrapper for tests.
 //! - [`types`]: SQL types and values, their text and binary formats, key bytes.
 //! - [`error`]: the error type every failure becomes, with its SQLSTATE.
 //! - [`config`]: the TOML config with `KEYCLAIM_*` env overrides.

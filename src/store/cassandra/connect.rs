@@ -73,6 +73,7 @@ pub async fn session(cfg: &StoreConfig) -> Result<Session, String> {
 
 #[cfg(feature = "cassandra-tls")]
 fn tls(builder: SessionBuilder, cfg: &StoreConfig) -> Result<SessionBuilder, String> {
+    use tokio_rustls::rustls;
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
     let Some(ca) = &cfg.tls_ca_file else {
@@ -85,7 +86,14 @@ fn tls(builder: SessionBuilder, cfg: &StoreConfig) -> Result<SessionBuilder, Str
             .add(cert.map_err(|e| read_err(ca, &e))?)
             .map_err(|e| read_err(ca, &e))?;
     }
-    let config = rustls::ClientConfig::builder().with_root_certificates(roots);
+    // The driver's rustls feature brings aws-lc-rs too; name the provider
+    // keyclaim already uses rather than rely on a process default.
+    let config = rustls::ClientConfig::builder_with_provider(Arc::new(
+        rustls::crypto::ring::default_provider(),
+    ))
+    .with_safe_default_protocol_versions()
+    .map_err(|e| format!("TLS to Cassandra: {e}"))?
+    .with_root_certificates(roots);
     let config = match (&cfg.tls_cert_file, &cfg.tls_key_file) {
         (Some(cert), Some(key)) => {
             let chain = CertificateDer::pem_file_iter(cert)
