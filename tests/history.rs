@@ -17,6 +17,10 @@
 //!
 //! `KEYCLAIM_HISTORY_SECS` sets the budget (default 20), `KEYCLAIM_HISTORY_SEED`
 //! the seed (default 1); the report prints both so a run can be repeated.
+//! The faults wrap the embedded store, or Cassandra with
+//! `KEYCLAIM_TEST_CASSANDRA`.
+
+mod common;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::Ordering;
@@ -33,7 +37,6 @@ use keyclaim::config::Config;
 use keyclaim::engine::{Engine, EngineConfig};
 use keyclaim::server::{RunningServer, Server};
 use keyclaim::store::faults::{FaultConfig, FaultyStore};
-use keyclaim::store::memory::MemoryStore;
 use keyclaim::store::Store;
 use keyclaim::types::Value;
 
@@ -229,9 +232,10 @@ async fn connect(server: &RunningServer) -> tokio_postgres::Client {
 async fn histories_under_faults_are_correct() {
     let secs = env_or("KEYCLAIM_HISTORY_SECS", 20);
     let seed = env_or("KEYCLAIM_HISTORY_SEED", 1);
-    let memory = Arc::new(MemoryStore::new());
+    let test = common::TestStore::fresh().await;
+    let base = test.store.clone();
     let faulty = Arc::new(FaultyStore::new(
-        memory.clone(),
+        base.clone(),
         FaultConfig {
             applied_then_unknown: 20,
             lost_then_unknown: 20,
@@ -304,12 +308,12 @@ async fn histories_under_faults_are_correct() {
     }
 
     // The final state, read past the faults.
-    let rec = memory.read_catalog("kv").await.unwrap().unwrap();
+    let rec = base.read_catalog("kv").await.unwrap().unwrap();
     let def: TableDef = serde_json::from_str(&rec.definition).unwrap();
     let mut live: BTreeMap<i32, Vec<Value>> = BTreeMap::new();
     let mut after = None;
     loop {
-        let page = memory.scan_rows(&def, after.as_deref(), 100).await.unwrap();
+        let page = base.scan_rows(&def, after.as_deref(), 100).await.unwrap();
         for (_, r) in page.rows.into_iter().filter(|(_, r)| r.live) {
             let Value::Int4(id) = r.values[0] else {
                 panic!("id")
@@ -327,7 +331,7 @@ async fn histories_under_faults_are_correct() {
     for values in live.values() {
         for u in &def.uniques {
             if let Some(key) = u.key_of(values) {
-                let claim = memory.read_claim(&u.id, &key).await.unwrap();
+                let claim = base.read_claim(&u.id, &key).await.unwrap();
                 if claim.is_none_or(|c| c.owner != def.pk_bytes(values)) {
                     anomalies.push(format!("C: row {values:?} has no claim on {}", u.name));
                 }
@@ -343,9 +347,10 @@ async fn histories_under_faults_are_correct() {
             .or_default() += 1;
     }
     eprintln!(
-        "history: seed {seed}, {secs} s, {} operations ({} writes), answers {codes:?}, faults injected {} \
+        "history: {} store, seed {seed}, {secs} s, {} operations ({} writes), answers {codes:?}, faults injected {} \
          (applied-then-unknown {}, lost-then-unknown {}, unavailable {}, read timeouts {}, stalls {}), \
          {} live rows, anomalies {}",
+        base.kind(),
         history.len(),
         count(&|o| o.is_write()),
         faulty.counts.total(),
@@ -371,6 +376,10 @@ async fn histories_under_faults_are_correct() {
         "too few conflicts: {codes:?}"
     );
     assert!(count(&|o| o.is_write() && matches!(o.answer, Answer::Ok(1, _))) > 50);
+    for p in proxies {
+        p.shutdown().await;
+    }
+    test.cleanup().await;
 }
 
 /// The history checks that need no store access.

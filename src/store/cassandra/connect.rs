@@ -73,9 +73,9 @@ pub async fn session(cfg: &StoreConfig) -> Result<Session, String> {
 
 #[cfg(feature = "cassandra-tls")]
 fn tls(builder: SessionBuilder, cfg: &StoreConfig) -> Result<SessionBuilder, String> {
-    use tokio_rustls::rustls;
     use rustls::pki_types::pem::PemObject;
     use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+    use tokio_rustls::rustls;
     let Some(ca) = &cfg.tls_ca_file else {
         return Ok(builder);
     };
