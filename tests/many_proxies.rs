@@ -22,8 +22,12 @@ struct Proxy {
 
 impl Proxy {
     fn new(test: &TestStore) -> Proxy {
+        Proxy::with_refresh(test, REFRESH)
+    }
+
+    fn with_refresh(test: &TestStore, refresh: Duration) -> Proxy {
         let config = EngineConfig {
-            catalog_refresh: Some(REFRESH),
+            catalog_refresh: Some(refresh),
             ..EngineConfig::default()
         };
         Proxy {
@@ -90,5 +94,32 @@ async fn a_unique_index_built_elsewhere_binds_every_writer() {
     assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'x')").await, "23505");
     assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'y')").await, "ok");
     assert_eq!(a.code_of("INSERT INTO t VALUES (3, 'y')").await, "23505");
+    test.cleanup().await;
+}
+
+/// A proxy that runs into a table another proxy dropped (Cassandra answers
+/// "unconfigured table") re-reads the catalog at once, not after its refresh
+/// interval: the next statement uses the table as it is now.
+#[tokio::test]
+async fn a_store_error_from_a_dropped_table_refreshes_the_catalog_at_once() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    if !test.on_cassandra() {
+        // The embedded store has no per-table storage to go missing.
+        return;
+    }
+    let mut a = Proxy::new(&test);
+    let mut b = Proxy::with_refresh(&test, Duration::from_secs(3600));
+    a.run("CREATE TABLE t (id int PRIMARY KEY, k text)")
+        .await
+        .unwrap();
+    b.run("INSERT INTO t VALUES (1, 'x')").await.unwrap();
+    a.run("DROP TABLE t").await.unwrap();
+    a.run("CREATE TABLE t (id int PRIMARY KEY, k text UNIQUE)")
+        .await
+        .unwrap();
+    assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'x')").await, "53000");
+    assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'x')").await, "ok");
+    assert_eq!(b.code_of("INSERT INTO t VALUES (3, 'x')").await, "23505");
     test.cleanup().await;
 }

@@ -138,6 +138,11 @@ impl Catalog {
         self.refresh
     }
 
+    /// Check the epoch at the next lookup, however recent the last check.
+    pub fn recheck(&self) {
+        self.epoch.lock().0 = None;
+    }
+
     /// Forget the cache if another proxy did DDL since we last looked.
     async fn check_epoch(&self) -> SqlResult<()> {
         let Some(refresh) = self.refresh else {

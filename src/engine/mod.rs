@@ -274,6 +274,13 @@ impl Engine {
             Ok(_) => "ok",
             Err(e) => {
                 session.note_error();
+                // A table dropped by another proxy shows as a store error
+                // (Cassandra: "unconfigured table"): look at the catalog
+                // epoch before the next statement rather than after the
+                // refresh interval.
+                if e.code == crate::error::sqlstate::INSUFFICIENT_RESOURCES {
+                    self.inner.catalog.recheck();
+                }
                 e.code
             }
         };

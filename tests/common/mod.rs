@@ -78,6 +78,10 @@ impl TestStore {
         TestStore::open(&config).await
     }
 
+    pub fn on_cassandra(&self) -> bool {
+        self.cassandra.is_some()
+    }
+
     /// The Cassandra store, when the tests run on one.
     pub fn cassandra(&self) -> Option<&Arc<CassandraStore>> {
         self.cassandra.as_ref()
