@@ -2,7 +2,7 @@
 //! directly with the driver, in one run: unique-key inserts, point selects by
 //! primary key and by unique key. Prints a Markdown table with statements/s,
 //! the keyclaim/driver ratio, and the store operations per statement
-//! (counted by a wrapper around the store, so they are exact).
+//! (keyclaim's own counts, read from its metrics endpoint, so they are exact).
 //!
 //!   KEYCLAIM_BENCH_CASSANDRA=127.0.0.1:9042 cargo bench --bench cassandra
 //!
@@ -11,137 +11,68 @@
 //! Without KEYCLAIM_BENCH_CASSANDRA it prints how to run it and exits.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use async_trait::async_trait;
 use futures::future::try_join_all;
-use keyclaim::catalog::TableDef;
 use keyclaim::config::{Config, StoreKind};
 use keyclaim::engine::Engine;
 use keyclaim::server::Server;
 use keyclaim::store::cassandra::CassandraStore;
-use keyclaim::store::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreResult, TxnId,
-};
 use scylla::client::session::Session;
 use scylla::statement::prepared::PreparedStatement;
 use scylla::statement::Consistency;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
 
-/// Counts what reaches the store: conditional writes (LWTs) and reads.
-struct Counting {
-    inner: Arc<CassandraStore>,
-    lwts: AtomicU64,
-    reads: AtomicU64,
+/// keyclaim's own per-statement store counts, from its Prometheus endpoint
+/// (`keyclaim_statement_lwts` / `_reads` histograms by statement kind).
+struct Metrics {
+    addr: std::net::SocketAddr,
 }
 
-impl Counting {
-    fn lwt(&self) {
-        self.lwts.fetch_add(1, Ordering::Relaxed);
+impl Metrics {
+    fn start() -> Metrics {
+        let addr = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port");
+        keyclaim::metrics::serve(addr).expect("metrics endpoint");
+        Metrics { addr }
     }
-    fn read(&self) {
-        self.reads.fetch_add(1, Ordering::Relaxed);
-    }
-    fn take(&self) -> (u64, u64) {
+
+    /// Total LWTs and reads of all `kind` statements so far.
+    async fn ops(&self, kind: &str) -> (u64, u64) {
+        let mut s = tokio::net::TcpStream::connect(self.addr)
+            .await
+            .expect("scrape");
+        s.write_all(b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
+            .await
+            .expect("scrape");
+        let mut text = String::new();
+        s.read_to_string(&mut text).await.expect("scrape");
+        let sum = |metric: &str| {
+            let prefix = format!("{metric}_sum{{kind=\"{kind}\"}} ");
+            text.lines()
+                .find_map(|l| l.strip_prefix(&prefix))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0) as u64
+        };
         (
-            self.lwts.swap(0, Ordering::Relaxed),
-            self.reads.swap(0, Ordering::Relaxed),
+            sum("keyclaim_statement_lwts"),
+            sum("keyclaim_statement_reads"),
         )
     }
-}
 
-#[async_trait]
-impl Store for Counting {
-    fn kind(&self) -> &'static str {
-        self.inner.kind()
-    }
-    async fn create_table(&self, t: &TableDef) -> StoreResult<()> {
-        self.inner.create_table(t).await
-    }
-    async fn drop_table(&self, t: &TableDef) -> StoreResult<()> {
-        self.inner.drop_table(t).await
-    }
-    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
-        self.inner.adopt_table(name).await
-    }
-    async fn read_row(&self, t: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
-        self.read();
-        self.inner.read_row(t, pk).await
-    }
-    async fn insert_row(
+    /// Runs `phase` and returns what its `kind` statements cost the store.
+    async fn during<F: std::future::Future<Output = f64>>(
         &self,
-        t: &TableDef,
-        pk: &[u8],
-        r: RowRecord,
-    ) -> StoreResult<Cas<RowRecord>> {
-        self.lwt();
-        self.inner.insert_row(t, pk, r).await
-    }
-    async fn update_row(
-        &self,
-        t: &TableDef,
-        pk: &[u8],
-        e: TxnId,
-        r: RowRecord,
-    ) -> StoreResult<Cas<RowRecord>> {
-        self.lwt();
-        self.inner.update_row(t, pk, e, r).await
-    }
-    async fn scan_rows(&self, t: &TableDef, a: Option<&[u8]>, l: usize) -> StoreResult<ScanPage> {
-        self.read();
-        self.inner.scan_rows(t, a, l).await
-    }
-    async fn read_claim(&self, c: &str, k: &[u8]) -> StoreResult<Option<ClaimRecord>> {
-        self.read();
-        self.inner.read_claim(c, k).await
-    }
-    async fn insert_claim(
-        &self,
-        c: &str,
-        k: &[u8],
-        r: ClaimRecord,
-    ) -> StoreResult<Cas<ClaimRecord>> {
-        self.lwt();
-        self.inner.insert_claim(c, k, r).await
-    }
-    async fn restamp_claim(
-        &self,
-        c: &str,
-        k: &[u8],
-        e: TxnId,
-        n: TxnId,
-    ) -> StoreResult<Cas<ClaimRecord>> {
-        self.lwt();
-        self.inner.restamp_claim(c, k, e, n).await
-    }
-    async fn delete_claim(&self, c: &str, k: &[u8], e: TxnId) -> StoreResult<Cas<ClaimRecord>> {
-        self.lwt();
-        self.inner.delete_claim(c, k, e).await
-    }
-    async fn drop_claims(&self, c: &str) -> StoreResult<()> {
-        self.inner.drop_claims(c).await
-    }
-    async fn read_catalog(&self, n: &str) -> StoreResult<Option<CatalogRecord>> {
-        self.inner.read_catalog(n).await
-    }
-    async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
-        self.inner.list_catalog().await
-    }
-    async fn insert_catalog(&self, n: &str, r: CatalogRecord) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.insert_catalog(n, r).await
-    }
-    async fn update_catalog(
-        &self,
-        n: &str,
-        e: Uuid,
-        r: CatalogRecord,
-    ) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.update_catalog(n, e, r).await
-    }
-    async fn delete_catalog(&self, n: &str, e: Uuid) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.delete_catalog(n, e).await
+        kind: &str,
+        phase: F,
+    ) -> (f64, (u64, u64)) {
+        let (l0, r0) = self.ops(kind).await;
+        let rate = phase.await;
+        let (l1, r1) = self.ops(kind).await;
+        (rate, (l1 - l0, r1 - r0))
     }
 }
 
@@ -306,12 +237,8 @@ async fn main() {
             .await
             .expect("connect"),
     );
-    let store = Arc::new(Counting {
-        inner: cassandra.clone(),
-        lwts: AtomicU64::new(0),
-        reads: AtomicU64::new(0),
-    });
-    let engine = Engine::new(store.clone(), config.engine_config());
+    let metrics = Metrics::start();
+    let engine = Engine::new(cassandra.clone(), config.engine_config());
     let server = Server::bind(&config, engine).await.expect("bind").spawn();
     let mut pg = tokio_postgres::Config::new();
     pg.host("127.0.0.1")
@@ -370,8 +297,9 @@ async fn main() {
     };
     let mut inserts = Measured::default();
     for round in 0..=ROUNDS {
-        let kc = timed(clients, rows, insert_op(round)).await;
-        let ops = store.take();
+        let (kc, ops) = metrics
+            .during("insert", timed(clients, rows, insert_op(round)))
+            .await;
         let dr = timed(clients, rows, direct_insert(round)).await;
         if round > 0 {
             inserts.add(kc, dr, ops, rows);
@@ -385,7 +313,7 @@ async fn main() {
     for round in 0..=ROUNDS {
         // Spread over all rows, a different stretch each round.
         let pick = move |i: usize| (i * 7919 + round * 104_729) % total;
-        let kc = timed(clients, selects, |c, i| {
+        let by_pk_phase = timed(clients, selects, |c, i| {
             let (conn, stmt) = (conns[c].clone(), by_pk[c].clone());
             async move {
                 let r = conn
@@ -394,9 +322,8 @@ async fn main() {
                     .expect("select");
                 assert_eq!(r.len(), 1);
             }
-        })
-        .await;
-        let ops = store.take();
+        });
+        let (kc, ops) = metrics.during("select", by_pk_phase).await;
         let d = direct.clone();
         let dr = timed(clients, selects, move |_, i| {
             let d = d.clone();
@@ -406,15 +333,14 @@ async fn main() {
         if round > 0 {
             by_key.add(kc, dr, ops, selects);
         }
-        let kc = timed(clients, selects, |c, i| {
+        let by_email_phase = timed(clients, selects, |c, i| {
             let (conn, stmt) = (conns[c].clone(), by_email[c].clone());
             async move {
                 let r = conn.query(&stmt, &[&email(pick(i))]).await.expect("select");
                 assert_eq!(r.len(), 1);
             }
-        })
-        .await;
-        let ops = store.take();
+        });
+        let (kc, ops) = metrics.during("select", by_email_phase).await;
         let d = direct.clone();
         let dr = timed(clients, selects, move |_, i| {
             let d = d.clone();
