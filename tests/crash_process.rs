@@ -1,0 +1,260 @@
+//! Real processes, real sockets, a store that outlives them: two keyclaim
+//! processes on one Cassandra keyspace. One is killed with SIGKILL in the
+//! middle of a write storm; another is frozen with SIGSTOP past the lease
+//! and resumed with SIGCONT. Afterwards no key stays blocked much longer than
+//! the lease, nothing acknowledged is lost, and no key is held twice.
+//!
+//! Needs `KEYCLAIM_TEST_CASSANDRA=host:port` (the embedded store lives and
+//! dies with its process, so it cannot be shared by processes); skipped
+//! without it. tests/crash.rs covers the same ground in process, in CI.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use keyclaim::config::Config;
+use tokio_postgres::NoTls;
+
+const LEASE_MS: u64 = 1000;
+const WRITERS: i32 = 6;
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn spawn(node: &str, keyspace: &str, port: u16) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_keyclaim"))
+        .env("KEYCLAIM_CONFIG", "/dev/null")
+        .env("KEYCLAIM_LISTEN", format!("127.0.0.1:{port}"))
+        .env("KEYCLAIM_STORE_KIND", "cassandra")
+        .env("KEYCLAIM_STORE_CONTACT_POINTS", format!("[\"{node}\"]"))
+        .env("KEYCLAIM_STORE_KEYSPACE", keyspace)
+        .env("KEYCLAIM_STORE_CATALOG_REFRESH_MS", "50")
+        .env("KEYCLAIM_CLAIMS_LEASE_MS", LEASE_MS.to_string())
+        .env("KEYCLAIM_METRICS_LISTEN", "")
+        .env("KEYCLAIM_LOG_LEVEL", "warn")
+        .spawn()
+        .expect("keyclaim starts")
+}
+
+async fn connect(port: u16) -> tokio_postgres::Client {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let attempt = tokio_postgres::Config::new()
+            .host("127.0.0.1")
+            .port(port)
+            .user("keyclaim")
+            .dbname("keyclaim")
+            .connect(NoTls)
+            .await;
+        match attempt {
+            Ok((client, conn)) => {
+                tokio::spawn(conn);
+                return client;
+            }
+            Err(e) if Instant::now() < deadline => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            Err(e) => panic!("keyclaim on {port} did not come up: {e}"),
+        }
+    }
+}
+
+fn signal(child: &Child, sig: &str) {
+    let ok = Command::new("kill")
+        .args([sig, &child.id().to_string()])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill {sig}");
+}
+
+/// Writers insert (w * 1_000_000 + n, "w{w}-{n}") through `port` until told
+/// to stop; acknowledged n per writer are recorded.
+fn storm(
+    port: u16,
+    acked: Arc<Mutex<BTreeMap<i32, i32>>>,
+    stop: Arc<Mutex<bool>>,
+) -> Vec<tokio::task::JoinHandle<()>> {
+    (0..WRITERS)
+        .map(|w| {
+            let acked = acked.clone();
+            let stop = stop.clone();
+            tokio::spawn(async move {
+                let client = connect(port).await;
+                for n in 0.. {
+                    if *stop.lock().unwrap() {
+                        break;
+                    }
+                    let id = w * 1_000_000 + n;
+                    let sql = "INSERT INTO accounts VALUES ($1, $2) ON CONFLICT DO NOTHING";
+                    match tokio::time::timeout(
+                        Duration::from_secs(60),
+                        client.execute(sql, &[&id, &format!("w{w}-{n}")]),
+                    )
+                    .await
+                    {
+                        Ok(Ok(1)) => {
+                            acked.lock().unwrap().insert(w, n);
+                        }
+                        Ok(_) => {}
+                        // The process was killed: stop writing.
+                        Err(_) => break,
+                    }
+                }
+            })
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_and_stalled_processes_keep_every_constraint() {
+    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
+        eprintln!(
+            "skipped: needs {} (processes must share a store that outlives them)",
+            common::CASSANDRA_ENV
+        );
+        return;
+    };
+    let mut config = Config::default();
+    common::configure_store(&mut config);
+    let store = common::TestStore::open(&config).await;
+    let keyspace = config.store.keyspace.clone();
+    let (pa, pb) = (free_port(), free_port());
+    let mut a = spawn(&node, &keyspace, pa);
+    let mut b = spawn(&node, &keyspace, pb);
+    let admin = connect(pb).await;
+    admin
+        .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
+        .await
+        .unwrap();
+
+    // SIGKILL mid-storm.
+    let acked: Arc<Mutex<BTreeMap<i32, i32>>> = Arc::default();
+    let stop = Arc::new(Mutex::new(false));
+    let writers = storm(pa, acked.clone(), stop.clone());
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    a.kill().unwrap();
+    a.wait().unwrap();
+    *stop.lock().unwrap() = true;
+    for w in writers {
+        let _ = w.await;
+    }
+    let acked = acked.lock().unwrap().clone();
+    assert!(
+        !acked.is_empty(),
+        "the storm acknowledged nothing before the kill"
+    );
+    let mut longest = Duration::ZERO;
+    for (w, last) in &acked {
+        for n in [last + 1, last + 2] {
+            let t = Instant::now();
+            let r = admin
+                .execute(
+                    "INSERT INTO accounts VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                    &[&(9_000_000 + w * 10 + n % 10), &format!("w{w}-{n}")],
+                )
+                .await;
+            assert!(r.is_ok(), "w{w}-{n}: {r:?}");
+            longest = longest.max(t.elapsed());
+        }
+    }
+    assert!(
+        longest < Duration::from_millis(LEASE_MS * 6),
+        "a key was blocked for {longest:?}"
+    );
+    for (w, last) in &acked {
+        for n in 0..=*last {
+            let row = admin
+                .query_opt(
+                    "SELECT email FROM accounts WHERE id = $1",
+                    &[&(w * 1_000_000 + n)],
+                )
+                .await
+                .unwrap();
+            assert_eq!(
+                row.map(|r| r.get::<_, String>(0)),
+                Some(format!("w{w}-{n}")),
+                "acknowledged row {w}/{n}"
+            );
+        }
+    }
+
+    // SIGSTOP past the lease, SIGCONT: a frozen proxy and a live one write
+    // the same keys; no key may end up held twice.
+    let pc = free_port();
+    let mut c = spawn(&node, &keyspace, pc);
+    let frozen = connect(pc).await;
+    let keys: Vec<String> = (0..30).map(|k| format!("shared-{k}")).collect();
+    let slow = {
+        let keys = keys.clone();
+        tokio::spawn(async move {
+            let mut answers = 0;
+            for (i, k) in keys.iter().enumerate() {
+                let r = frozen
+                    .execute(
+                        "INSERT INTO accounts VALUES ($1, $2)",
+                        &[&(7_000_000 + i as i32), k],
+                    )
+                    .await;
+                answers += 1;
+                if let Err(e) = r {
+                    let code = e.as_db_error().map(|d| d.code().code().to_owned());
+                    assert!(
+                        matches!(code.as_deref(), Some("23505" | "40003" | "53000" | "55P03")),
+                        "{k}: {e}"
+                    );
+                }
+            }
+            answers
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    signal(&c, "-STOP");
+    for (i, k) in keys.iter().enumerate() {
+        let _ = admin
+            .execute(
+                "INSERT INTO accounts VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                &[&(8_000_000 + i as i32), k],
+            )
+            .await
+            .unwrap();
+    }
+    tokio::time::sleep(Duration::from_millis(LEASE_MS * 2)).await;
+    signal(&c, "-CONT");
+    let answers = tokio::time::timeout(Duration::from_secs(120), slow)
+        .await
+        .expect("the resumed proxy answers every statement")
+        .unwrap();
+    assert_eq!(answers, keys.len());
+    let rows = admin
+        .query("SELECT id, email FROM accounts", &[])
+        .await
+        .unwrap();
+    let mut seen = BTreeSet::new();
+    for r in &rows {
+        let email: String = r.get(1);
+        assert!(seen.insert(email.clone()), "{email} is held by two rows");
+    }
+    for k in &keys {
+        assert!(seen.contains(k), "{k} is held by no row");
+    }
+    eprintln!(
+        "crash_process: {} writers killed, longest wait for a key {longest:?}; {} keys raced by a stalled proxy, none doubled",
+        acked.len(),
+        keys.len()
+    );
+    let _ = b.kill();
+    let _ = c.kill();
+    let _ = b.wait();
+    let _ = c.wait();
+    store.cleanup().await;
+}
