@@ -304,3 +304,17 @@ async fn primary_key_updates_move_rows_or_refuse_clearly() {
         .collect();
     assert_eq!(ids, vec![2, 3]);
 }
+
+#[tokio::test]
+async fn set_config_goes_through_the_session() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute("SELECT set_config('application_name', 'billing', false)")
+        .await
+        .unwrap();
+    let row = c.query_one("SHOW application_name", &[]).await.unwrap();
+    assert_eq!(row.get::<_, &str>(0), "billing");
+    // An unknown setting is refused as SET refuses it.
+    let e = db_err(&c, "SELECT set_config('no_such_setting', 'x', false)").await;
+    assert_eq!(e.code(), &SqlState::UNDEFINED_OBJECT);
+}

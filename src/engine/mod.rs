@@ -335,8 +335,8 @@ impl Engine {
         let executed = match prepared.plan.as_ref() {
             Plan::Session(_) => unreachable!("handled above"),
             Plan::Select(s) => {
-                if let Some((name, value)) = &s.set_config {
-                    set_config(session, name, value, &params, &env)?;
+                if let Some(args) = &s.set_config {
+                    set_config(session, args, &params, &env)?;
                 }
                 let params = Arc::new(params.clone());
                 Executed::new(
@@ -428,10 +428,10 @@ fn check_params(prepared: &Prepared, params: Vec<Value>) -> SqlResult<Vec<Value>
         .collect()
 }
 
+/// `SELECT set_config(name, value, is_local)`: the session checks and applies it.
 fn set_config(
     session: &mut Session,
-    name: &Expr,
-    value: &Expr,
+    (name, value, local): &(Expr, Expr, Expr),
     params: &[Value],
     env: &SessionEnv,
 ) -> SqlResult<()> {
@@ -441,9 +441,9 @@ fn set_config(
         params,
         env,
     };
-    let name = name.eval(&cx)?.to_text().unwrap_or_default().to_lowercase();
-    let value = value.eval(&cx)?.to_text().unwrap_or_default();
-    session.settings.insert(name, value);
+    let text = |e: &Expr| -> SqlResult<String> { Ok(e.eval(&cx)?.to_text().unwrap_or_default()) };
+    let local = matches!(local.eval(&cx)?.cast_to(&SqlType::Bool)?, Value::Bool(true));
+    session.set_config(&text(name)?, &text(value)?, local)?;
     Ok(())
 }
 

@@ -81,7 +81,7 @@ pub struct SelectPlan {
     /// `SELECT pg_sleep(n)`: sleep (cancellable) before answering.
     pub sleep: Option<Expr>,
     /// `SELECT set_config(name, value, is_local)`.
-    pub set_config: Option<(Expr, Expr)>,
+    pub set_config: Option<(Expr, Expr, Expr)>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -337,7 +337,7 @@ impl Planner<'_> {
                     }
                     if let Expr::Func(Func::SetConfig, args) = &compiled {
                         if args.len() == 3 {
-                            set_config = Some((args[0].clone(), args[1].clone()));
+                            set_config = Some((args[0].clone(), args[1].clone(), args[2].clone()));
                         }
                     }
                     let ty = match &compiled {
