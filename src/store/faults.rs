@@ -13,15 +13,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use async_trait::async_trait;
 use dashmap::DashMap;
-use uuid::Uuid;
+use futures::future::BoxFuture;
 
-use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
-    StoreResult, TxnId,
-};
-use crate::catalog::TableDef;
+use super::layer::{Layer, Layered};
+use super::{Cas, Store, StoreError, StoreResult};
 
 /// Chances are in parts per thousand of operations of that kind.
 #[derive(Debug, Clone)]
@@ -83,11 +79,26 @@ impl FaultCounts {
     }
 }
 
-pub struct FaultyStore {
-    inner: Arc<dyn Store>,
+/// The fault-injecting layer; [`FaultyStore`] is a store wrapped in it.
+pub struct Faults {
     cfg: FaultConfig,
     touches: DashMap<u64, u64>,
     pub counts: FaultCounts,
+}
+
+pub type FaultyStore = Layered<Faults>;
+
+impl Layered<Faults> {
+    pub fn new(inner: Arc<dyn Store>, cfg: FaultConfig) -> FaultyStore {
+        Layered::wrap(
+            inner,
+            Faults {
+                cfg,
+                touches: DashMap::new(),
+                counts: FaultCounts::default(),
+            },
+        )
+    }
 }
 
 /// What to do to one write.
@@ -98,16 +109,7 @@ enum WriteFault {
     Unavailable,
 }
 
-impl FaultyStore {
-    pub fn new(inner: Arc<dyn Store>, cfg: FaultConfig) -> FaultyStore {
-        FaultyStore {
-            inner,
-            cfg,
-            touches: DashMap::new(),
-            counts: FaultCounts::default(),
-        }
-    }
-
+impl Faults {
     /// A deterministic draw in 0..1000 for this touch of this partition,
     /// plus a second one for latency.
     fn draw(&self, op: &str, space: &str, key: &[u8]) -> (u32, u32) {
@@ -173,178 +175,47 @@ impl FaultyStore {
         }
         Ok(())
     }
-
-    /// Run a write with whatever fault this touch draws.
-    async fn lwt<T>(
-        &self,
-        op: &str,
-        space: &str,
-        key: &[u8],
-        write: impl std::future::Future<Output = StoreResult<Cas<T>>>,
-    ) -> StoreResult<Cas<T>> {
-        match self.write_fault(op, space, key).await {
-            WriteFault::None => write.await,
-            WriteFault::AppliedThenUnknown => {
-                write.await?;
-                Err(StoreError::Unknown(
-                    "injected: applied, then timed out".into(),
-                ))
-            }
-            WriteFault::LostThenUnknown => {
-                Err(StoreError::Unknown("injected: lost, timed out".into()))
-            }
-            WriteFault::Unavailable => Err(StoreError::Unavailable("injected: unavailable".into())),
-        }
-    }
 }
 
-#[async_trait]
-impl Store for FaultyStore {
-    fn kind(&self) -> &'static str {
-        "faulty"
+impl Layer for Faults {
+    /// Run a write with whatever fault this touch draws.
+    fn lwt<'a, T: Send + 'a>(
+        &'a self,
+        op: &'static str,
+        space: &'a str,
+        key: &'a [u8],
+        write: BoxFuture<'a, StoreResult<Cas<T>>>,
+    ) -> BoxFuture<'a, StoreResult<Cas<T>>> {
+        Box::pin(async move {
+            match self.write_fault(op, space, key).await {
+                WriteFault::None => write.await,
+                WriteFault::AppliedThenUnknown => {
+                    write.await?;
+                    Err(StoreError::Unknown(
+                        "injected: applied, then timed out".into(),
+                    ))
+                }
+                WriteFault::LostThenUnknown => {
+                    Err(StoreError::Unknown("injected: lost, timed out".into()))
+                }
+                WriteFault::Unavailable => {
+                    Err(StoreError::Unavailable("injected: unavailable".into()))
+                }
+            }
+        })
     }
 
-    async fn create_table(&self, table: &TableDef) -> StoreResult<()> {
-        self.inner.create_table(table).await
-    }
-
-    async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
-        self.inner.drop_table(table).await
-    }
-
-    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
-        self.inner.adopt_table(name).await
-    }
-
-    async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
-        self.read_fault("read_row", &table.id, pk).await?;
-        self.inner.read_row(table, pk).await
-    }
-
-    async fn insert_row(
-        &self,
-        table: &TableDef,
-        pk: &[u8],
-        row: RowRecord,
-    ) -> StoreResult<Cas<RowRecord>> {
-        self.lwt(
-            "insert_row",
-            &table.id,
-            pk,
-            self.inner.insert_row(table, pk, row),
-        )
-        .await
-    }
-
-    async fn update_row(
-        &self,
-        table: &TableDef,
-        pk: &[u8],
-        expected: TxnId,
-        row: RowRecord,
-    ) -> StoreResult<Cas<RowRecord>> {
-        self.lwt(
-            "update_row",
-            &table.id,
-            pk,
-            self.inner.update_row(table, pk, expected, row),
-        )
-        .await
-    }
-
-    async fn scan_rows(
-        &self,
-        table: &TableDef,
-        after: Option<&[u8]>,
-        limit: usize,
-    ) -> StoreResult<ScanPage> {
-        self.read_fault("scan_rows", &table.id, after.unwrap_or_default())
-            .await?;
-        self.inner.scan_rows(table, after, limit).await
-    }
-
-    async fn read_claim(&self, constraint: &str, key: &[u8]) -> StoreResult<Option<ClaimRecord>> {
-        self.read_fault("read_claim", constraint, key).await?;
-        self.inner.read_claim(constraint, key).await
-    }
-
-    async fn insert_claim(
-        &self,
-        constraint: &str,
-        key: &[u8],
-        claim: ClaimRecord,
-    ) -> StoreResult<Cas<ClaimRecord>> {
-        self.lwt(
-            "insert_claim",
-            constraint,
-            key,
-            self.inner.insert_claim(constraint, key, claim),
-        )
-        .await
-    }
-
-    async fn restamp_claim(
-        &self,
-        constraint: &str,
-        key: &[u8],
-        expected: TxnId,
-        new: TxnId,
-    ) -> StoreResult<Cas<ClaimRecord>> {
-        self.lwt(
-            "restamp_claim",
-            constraint,
-            key,
-            self.inner.restamp_claim(constraint, key, expected, new),
-        )
-        .await
-    }
-
-    async fn delete_claim(
-        &self,
-        constraint: &str,
-        key: &[u8],
-        expected: TxnId,
-    ) -> StoreResult<Cas<ClaimRecord>> {
-        self.lwt(
-            "delete_claim",
-            constraint,
-            key,
-            self.inner.delete_claim(constraint, key, expected),
-        )
-        .await
-    }
-
-    async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
-        self.inner.drop_claims(constraint).await
-    }
-
-    async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>> {
-        self.inner.read_catalog(name).await
-    }
-
-    async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
-        self.inner.list_catalog().await
-    }
-
-    async fn insert_catalog(
-        &self,
-        name: &str,
-        rec: CatalogRecord,
-    ) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.insert_catalog(name, rec).await
-    }
-
-    async fn update_catalog(
-        &self,
-        name: &str,
-        expected: Uuid,
-        rec: CatalogRecord,
-    ) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.update_catalog(name, expected, rec).await
-    }
-
-    async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.delete_catalog(name, expected).await
+    fn read<'a, T: Send + 'a>(
+        &'a self,
+        op: &'static str,
+        space: &'a str,
+        key: &'a [u8],
+        read: BoxFuture<'a, StoreResult<T>>,
+    ) -> BoxFuture<'a, StoreResult<T>> {
+        Box::pin(async move {
+            self.read_fault(op, space, key).await?;
+            read.await
+        })
     }
 }
 
@@ -352,6 +223,8 @@ impl Store for FaultyStore {
 mod tests {
     use super::*;
     use crate::store::memory::MemoryStore;
+    use crate::store::ClaimRecord;
+    use uuid::Uuid;
 
     fn claim(txn: Uuid) -> ClaimRecord {
         ClaimRecord {

@@ -16,6 +16,7 @@
 pub mod cassandra;
 pub mod counting;
 pub mod faults;
+pub mod layer;
 pub mod memory;
 
 use std::collections::BTreeMap;

@@ -1,0 +1,185 @@
+//! One Store decorator for every concern that wraps store operations
+//! (counting them for metrics, injecting faults in tests): a [`Layer`] sees
+//! each LWT and each read as a future it may delay, run, or replace, and
+//! [`Layered`] applies it to any store. DDL and catalog operations pass
+//! through untouched.
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::future::BoxFuture;
+use uuid::Uuid;
+
+use super::{
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreResult, TxnId,
+};
+use crate::catalog::TableDef;
+
+/// What to do around the store's LWTs and reads. `op` names the operation,
+/// `space` the table or constraint, `key` the partition.
+pub trait Layer: Send + Sync + 'static {
+    fn lwt<'a, T: Send + 'a>(
+        &'a self,
+        op: &'static str,
+        space: &'a str,
+        key: &'a [u8],
+        write: BoxFuture<'a, StoreResult<Cas<T>>>,
+    ) -> BoxFuture<'a, StoreResult<Cas<T>>>;
+
+    fn read<'a, T: Send + 'a>(
+        &'a self,
+        op: &'static str,
+        space: &'a str,
+        key: &'a [u8],
+        read: BoxFuture<'a, StoreResult<T>>,
+    ) -> BoxFuture<'a, StoreResult<T>>;
+}
+
+/// A store with a layer around its operations.
+pub struct Layered<L> {
+    inner: Arc<dyn Store>,
+    layer: L,
+}
+
+impl<L> Layered<L> {
+    pub fn wrap(inner: Arc<dyn Store>, layer: L) -> Layered<L> {
+        Layered { inner, layer }
+    }
+}
+
+/// The layer's own state (fault counts, say) reads through the store.
+impl<L> Deref for Layered<L> {
+    type Target = L;
+    fn deref(&self) -> &L {
+        &self.layer
+    }
+}
+
+#[async_trait]
+impl<L: Layer> Store for Layered<L> {
+    fn kind(&self) -> &'static str {
+        self.inner.kind()
+    }
+
+    async fn create_table(&self, table: &TableDef) -> StoreResult<()> {
+        self.inner.create_table(table).await
+    }
+
+    async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
+        self.inner.drop_table(table).await
+    }
+
+    async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
+        self.inner.adopt_table(name).await
+    }
+
+    async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
+        let read = self.inner.read_row(table, pk);
+        self.layer.read("read_row", &table.id, pk, read).await
+    }
+
+    async fn insert_row(
+        &self,
+        table: &TableDef,
+        pk: &[u8],
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        let write = self.inner.insert_row(table, pk, row);
+        self.layer.lwt("insert_row", &table.id, pk, write).await
+    }
+
+    async fn update_row(
+        &self,
+        table: &TableDef,
+        pk: &[u8],
+        expected: TxnId,
+        row: RowRecord,
+    ) -> StoreResult<Cas<RowRecord>> {
+        let write = self.inner.update_row(table, pk, expected, row);
+        self.layer.lwt("update_row", &table.id, pk, write).await
+    }
+
+    async fn scan_rows(
+        &self,
+        table: &TableDef,
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<ScanPage> {
+        let read = self.inner.scan_rows(table, after, limit);
+        self.layer
+            .read("scan_rows", &table.id, after.unwrap_or_default(), read)
+            .await
+    }
+
+    async fn read_claim(&self, constraint: &str, key: &[u8]) -> StoreResult<Option<ClaimRecord>> {
+        let read = self.inner.read_claim(constraint, key);
+        self.layer.read("read_claim", constraint, key, read).await
+    }
+
+    async fn insert_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        claim: ClaimRecord,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        let write = self.inner.insert_claim(constraint, key, claim);
+        self.layer.lwt("insert_claim", constraint, key, write).await
+    }
+
+    async fn restamp_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+        new: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        let write = self.inner.restamp_claim(constraint, key, expected, new);
+        self.layer
+            .lwt("restamp_claim", constraint, key, write)
+            .await
+    }
+
+    async fn delete_claim(
+        &self,
+        constraint: &str,
+        key: &[u8],
+        expected: TxnId,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        let write = self.inner.delete_claim(constraint, key, expected);
+        self.layer.lwt("delete_claim", constraint, key, write).await
+    }
+
+    async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
+        self.inner.drop_claims(constraint).await
+    }
+
+    async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>> {
+        self.inner.read_catalog(name).await
+    }
+
+    async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
+        self.inner.list_catalog().await
+    }
+
+    async fn insert_catalog(
+        &self,
+        name: &str,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        self.inner.insert_catalog(name, rec).await
+    }
+
+    async fn update_catalog(
+        &self,
+        name: &str,
+        expected: Uuid,
+        rec: CatalogRecord,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        self.inner.update_catalog(name, expected, rec).await
+    }
+
+    async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
+        self.inner.delete_catalog(name, expected).await
+    }
+}
