@@ -18,8 +18,10 @@
 //! - [`store`]: the `Store` trait (LWT primitives), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:
 //!   session, CQL text, prepared statements, values, error mapping,
-//!   adoption of existing tables), `counting` for metrics, and `faults`, a
-//!   seeded fault-injecting wrapper for tests.
+//!   adoption of existing tables), and `layer`, one decorator for what wraps
+//!   store operations: `counting` (LWTs and reads per statement, for
+//!   metrics) and `faults` (seeded fault injection, for tests).
+//! - [`metrics`]: the Prometheus endpoint and per-statement accounting.
 //! - [`types`]: SQL types and values, their text and binary formats, key bytes.
 //! - [`error`]: the error type every failure becomes, with its SQLSTATE.
 //! - [`config`]: the TOML config with `KEYCLAIM_*` env overrides.
