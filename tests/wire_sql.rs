@@ -14,6 +14,11 @@ async fn db_err(client: &Client, sql: &str) -> DbError {
         .clone()
 }
 
+/// The single bigint a `SELECT count(*) ...` returns.
+async fn count(client: &Client, sql: &str) -> i64 {
+    client.query_one(sql, &[]).await.unwrap().get(0)
+}
+
 async fn setup() -> (common::TestServer, Client) {
     let server = common::start().await;
     let client = server.connect().await;
@@ -153,11 +158,7 @@ async fn errors_carry_postgres_sqlstates() {
     assert_eq!(e.column(), Some("name"));
     assert_eq!(e.detail(), Some("Failing row contains (9, z@x, null)."));
     // The connection survives every error.
-    let n: i64 = c
-        .query_one("SELECT count(*) FROM users", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = count(&c, "SELECT count(*) FROM users").await;
     assert_eq!(n, 2);
 }
 
@@ -244,11 +245,7 @@ async fn multi_row_insert_is_all_or_nothing() {
     )
     .await;
     assert_eq!(e.constraint(), Some("users_email_key"));
-    let n: i64 = c
-        .query_one("SELECT count(*) FROM users", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = count(&c, "SELECT count(*) FROM users").await;
     assert_eq!(n, 2);
     // The undone rows released their keys.
     c.batch_execute("INSERT INTO users VALUES (13, 'j@x', 'j')")
@@ -278,11 +275,7 @@ async fn primary_key_updates_move_rows_or_refuse_clearly() {
     let e = db_err(&c, "UPDATE users SET id = 10 WHERE id = 1").await;
     assert_eq!(e.code(), &SqlState::FEATURE_NOT_SUPPORTED);
     assert!(e.hint().unwrap_or_default().contains("DELETE"), "{e:?}");
-    let n: i64 = c
-        .query_one("SELECT count(*) FROM users WHERE id = 1", &[])
-        .await
-        .unwrap()
-        .get(0);
+    let n = count(&c, "SELECT count(*) FROM users WHERE id = 1").await;
     assert_eq!(n, 1);
     c.batch_execute("CREATE TABLE plain (id integer PRIMARY KEY, v text); INSERT INTO plain VALUES (1, 'a'), (2, 'b')")
         .await
