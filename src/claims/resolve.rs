@@ -1,5 +1,6 @@
 //! Taking claims, and deciding what an existing claim means.
 
+use std::cmp::Ordering;
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
@@ -22,12 +23,31 @@ enum Resolution {
     Taken { owner: Vec<u8> },
     /// Backed by the very row this statement writes.
     ThisRow,
-    /// Cleared (taken over or released) or waited on: claim again.
-    Again,
+    /// Unbacked and within its lease: another statement is still writing.
+    InFlight,
+    /// Taken over (fenced and removed) or changed since: claim again now.
+    Cleared,
 }
 
-/// Claims every key for `owner` with `txn`, in parallel. On failure releases
-/// what it took and returns the first failure in constraint order.
+/// What `claim_one` does about a claim another statement is still writing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OnBusy {
+    /// Give up the key for now and say so (the parallel first pass).
+    Report,
+    /// Wait for it to commit, be released or expire (in key order only).
+    Wait,
+}
+
+/// How a `claim_one` that did not fail ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Claimed {
+    Ours,
+    /// Held by a statement still in flight (`OnBusy::Report` only).
+    Busy,
+}
+
+/// Claims every key for `owner` with `txn`. On failure releases what it took
+/// and returns the first failure in constraint order.
 pub(crate) async fn claim_all(
     w: &RowWrite<'_>,
     keys: &[KeyClaim],
@@ -35,42 +55,110 @@ pub(crate) async fn claim_all(
     txn: TxnId,
     deadline: Instant,
 ) -> Result<(), WriteError> {
-    let wound = keys.len() > 1;
+    claim_more(w, Vec::new(), keys, owner, txn, deadline).await
+}
+
+/// Claims `keys` for `owner` with `txn` while already holding `held` (with
+/// the same txn). On failure releases all of them.
+///
+/// All keys are tried at once and none is waited for, so an uncontended
+/// statement pays one round trip. If another statement is still writing one
+/// of the keys, the rest are taken one at a time in the global key order
+/// (`claim_in_order`); waiting only ever happens there, which is what keeps
+/// two multi-key statements from waiting on each other forever.
+async fn claim_more(
+    w: &RowWrite<'_>,
+    mut held: Vec<KeyClaim>,
+    keys: &[KeyClaim],
+    owner: &[u8],
+    txn: TxnId,
+    deadline: Instant,
+) -> Result<(), WriteError> {
+    // A lone key can be waited for at once: nothing else is held meanwhile.
+    let on_busy = if keys.len() == 1 && held.is_empty() {
+        OnBusy::Wait
+    } else {
+        OnBusy::Report
+    };
     let results = join_all(
         keys.iter()
-            .map(|k| claim_one(w, k, owner, txn, wound, deadline)),
+            .map(|k| claim_one(w, k, owner, txn, on_busy, deadline)),
     )
     .await;
+    let mut busy = Vec::new();
     let mut first_err = None;
-    let mut taken = Vec::new();
     for (k, r) in keys.iter().zip(results) {
         match r {
-            Ok(()) => taken.push(k.clone()),
+            Ok(Claimed::Ours) => held.push(k.clone()),
+            Ok(Claimed::Busy) => busy.push(k.clone()),
             Err(e) => {
-                if first_err.is_none() {
-                    first_err = Some(e);
-                }
+                first_err.get_or_insert(e);
             }
         }
     }
-    match first_err {
-        None => Ok(()),
-        Some(e) => {
-            release(w, &taken, txn, None).await;
-            Err(e)
-        }
+    if let Some(e) = first_err {
+        release(w, &held, txn, None).await;
+        return Err(e);
     }
+    if busy.is_empty() {
+        return Ok(());
+    }
+    claim_in_order(w, held, busy, owner, txn, deadline).await
 }
 
-/// `INSERT claim IF NOT EXISTS`, resolving whatever is there until it is ours.
+/// The contended path of `claim_all`. Keep only the held keys ordered before
+/// the first busy one, release the others, then claim the rest one by one in
+/// key order, waiting for each. A waiting statement then holds only keys
+/// ordered before the one it waits for, so every chain of waits climbs the
+/// order and none can close into a cycle: no deadlock, and no need to fence a
+/// live statement (wound-wait did that, and could starve the older one).
+async fn claim_in_order(
+    w: &RowWrite<'_>,
+    held: Vec<KeyClaim>,
+    busy: Vec<KeyClaim>,
+    owner: &[u8],
+    txn: TxnId,
+    deadline: Instant,
+) -> Result<(), WriteError> {
+    let order = |a: &KeyClaim, b: &KeyClaim| key_order(w, a, b);
+    let first_busy = busy.iter().min_by(|a, b| order(a, b)).cloned();
+    let Some(first_busy) = first_busy else {
+        return Ok(());
+    };
+    let (mut kept, after): (Vec<KeyClaim>, Vec<KeyClaim>) = held
+        .into_iter()
+        .partition(|k| order(k, &first_busy) == Ordering::Less);
+    release(w, &after, txn, None).await;
+    let mut rest: Vec<KeyClaim> = busy.into_iter().chain(after).collect();
+    rest.sort_by(order);
+    for k in rest {
+        if let Err(e) = claim_one(w, &k, owner, txn, OnBusy::Wait, deadline).await {
+            release(w, &kept, txn, None).await;
+            return Err(e);
+        }
+        kept.push(k);
+    }
+    Ok(())
+}
+
+/// The one order every proxy takes contended claims in: by constraint
+/// storage id, then key bytes (ids are stable across catalog versions,
+/// positions in `uniques` are not).
+fn key_order(w: &RowWrite<'_>, a: &KeyClaim, b: &KeyClaim) -> Ordering {
+    let id = |k: &KeyClaim| w.table.uniques[k.unique].id.as_str();
+    (id(a), &a.key).cmp(&(id(b), &b.key))
+}
+
+/// `INSERT claim IF NOT EXISTS`, resolving whatever is there until it is
+/// ours, or until it is busy and `on_busy` says to report that.
 async fn claim_one(
     w: &RowWrite<'_>,
     k: &KeyClaim,
     owner: &[u8],
     txn: TxnId,
-    wound: bool,
+    on_busy: OnBusy,
     deadline: Instant,
-) -> Result<(), WriteError> {
+) -> Result<Claimed, WriteError> {
     let constraint = &w.table.uniques[k.unique];
     let mut backoff = Duration::from_millis(1);
     loop {
@@ -84,16 +172,16 @@ async fn claim_one(
         .await
         .map_err(|e| WriteError::Sql(store_error(e)))?;
         let existing = match cas {
-            Cas::Applied => return Ok(()),
+            Cas::Applied => return Ok(Claimed::Ours),
             // Ours: made by this attempt for this row (an index build claims
             // many rows with one txn, so the owner must match too).
             Cas::NotApplied(Some(existing)) if existing.txn == txn && existing.owner == owner => {
-                return Ok(())
+                return Ok(Claimed::Ours)
             }
             Cas::NotApplied(Some(existing)) => existing,
             Cas::NotApplied(None) => continue,
         };
-        match resolve(w, k, &existing, owner, txn, wound, deadline).await? {
+        match resolve(w, k, &existing, owner).await? {
             Resolution::Taken { owner } => {
                 w.stats.bump(Event::Conflict);
                 return Err(WriteError::Duplicate {
@@ -102,12 +190,19 @@ async fn claim_one(
                 });
             }
             Resolution::ThisRow => return Err(WriteError::ThisRow),
-            Resolution::Again => {
+            Resolution::InFlight if on_busy == OnBusy::Report => return Ok(Claimed::Busy),
+            Resolution::InFlight => {
+                w.stats.bump(Event::Wait);
                 if Instant::now() >= deadline {
                     return Err(WriteError::Sql(lock_timeout()));
                 }
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_millis(20));
+            }
+            Resolution::Cleared => {
+                if Instant::now() >= deadline {
+                    return Err(WriteError::Sql(lock_timeout()));
+                }
             }
         }
     }
@@ -119,9 +214,6 @@ async fn resolve(
     k: &KeyClaim,
     existing: &ClaimRecord,
     my_owner: &[u8],
-    my_txn: TxnId,
-    wound: bool,
-    deadline: Instant,
 ) -> Result<Resolution, WriteError> {
     let constraint = &w.table.uniques[k.unique];
     let (row, _) = with_retries(w.cfg, w.stats, || {
@@ -143,18 +235,11 @@ async fn resolve(
     }
     let holder_birth = txn_birth_ms(&existing.txn);
     let expired = now_ms().saturating_sub(holder_birth) >= w.cfg.lease.as_millis() as u64;
-    // Wound-wait: a multi-key statement may take over a younger statement's
-    // in-flight claim at once; everyone else waits for the lease.
-    let wounds = wound && holder_birth > txn_birth_ms(&my_txn);
-    if !expired && !wounds {
-        w.stats.bump(Event::Wait);
-        if Instant::now() >= deadline {
-            return Err(WriteError::Sql(lock_timeout()));
-        }
-        return Ok(Resolution::Again);
+    if !expired {
+        return Ok(Resolution::InFlight);
     }
     if !fence(w, &existing.owner, row).await? {
-        return Ok(Resolution::Again);
+        return Ok(Resolution::Cleared);
     }
     // The holder can no longer commit; its claim is stale. Remove it only if
     // it is still the one we judged (IF txn = X), then claim again.
@@ -162,7 +247,7 @@ async fn resolve(
         .store
         .delete_claim(&constraint.id, &k.key, existing.txn)
         .await;
-    Ok(Resolution::Again)
+    Ok(Resolution::Cleared)
 }
 
 /// Fence row `owner`: change its version by CAS from the state just read, so
@@ -251,11 +336,7 @@ pub(crate) async fn restamp_all(
         return Ok(());
     }
     let kept: Vec<KeyClaim> = keys.iter().filter(|k| !lost.contains(k)).cloned().collect();
-    if let Err(e) = claim_all(w, &lost, owner, new, deadline).await {
-        release(w, &kept, new, None).await;
-        return Err(e);
-    }
-    Ok(())
+    claim_more(w, kept, &lost, owner, new, deadline).await
 }
 
 pub(crate) fn lock_timeout() -> SqlError {

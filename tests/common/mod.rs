@@ -144,6 +144,8 @@ impl Drop for TestStore {
 pub struct TestServer {
     pub addr: SocketAddr,
     pub store: Arc<dyn Store>,
+    /// The server's engine, for its claim protocol counters.
+    pub engine: Engine,
     running: Option<RunningServer>,
     test_store: Option<TestStore>,
 }
@@ -156,6 +158,15 @@ pub async fn start() -> TestServer {
 /// A server with the default config changed by `configure`; the listen
 /// address is always 127.0.0.1:0.
 pub async fn start_with(configure: impl FnOnce(&mut Config)) -> TestServer {
+    start_layered(configure, |store| store).await
+}
+
+/// As [`start_with`], with the engine's store wrapped by `layer` (a fault or
+/// latency injector; `TestServer::store` stays the bare store).
+pub async fn start_layered(
+    configure: impl FnOnce(&mut Config),
+    layer: impl FnOnce(Arc<dyn Store>) -> Arc<dyn Store>,
+) -> TestServer {
     init_logging();
     let mut config = Config::default();
     configure_store(&mut config);
@@ -163,17 +174,18 @@ pub async fn start_with(configure: impl FnOnce(&mut Config)) -> TestServer {
     config.server.listen = "127.0.0.1:0".into();
     let test_store = TestStore::open(&config).await;
     let store = test_store.store.clone();
-    let engine = Engine::new(store.clone(), config.engine_config());
+    let engine = Engine::new(layer(store.clone()), config.engine_config());
     keyclaim::server::adopt_tables(&engine, &config.store)
         .await
         .expect("the configured tables are adopted");
-    let server = Server::bind(&config, engine)
+    let server = Server::bind(&config, engine.clone())
         .await
         .expect("test server binds");
     let running = server.spawn();
     TestServer {
         addr: running.addr(),
         store,
+        engine,
         running: Some(running),
         test_store: Some(test_store),
     }

@@ -15,7 +15,11 @@
 //!   commit IF __version = observed, release or clean up), DELETE (observe,
 //!   CAS to dead, clean up claims), and re-INSERT after DELETE. Resolving an
 //!   existing claim reads the owner row; backed is a duplicate, unbacked and
-//!   young waits, unbacked and expired (or wounded) is fenced then deleted.
+//!   expired is fenced then deleted, unbacked and young is in flight: the
+//!   parallel first pass reports it busy, and the statement then keeps only
+//!   the keys ordered before the first busy one, releases the others and
+//!   claims the rest one at a time in key order, waiting for each
+//!   (`claim_in_order`). A statement with one key waits at once.
 //! - Nondeterminism: any LWT may apply and then report an unknown outcome,
 //!   fail and report unknown, or fail as unavailable; reads may fail;
 //!   best-effort deletes may be lost; retries (bounded by `max_retries`)
@@ -32,14 +36,12 @@
 //! (every decisive read here is SERIAL, so it is such a round); so it is
 //! indistinguishable from landing at once.
 //!
-//! Wound-wait compares txn birth times. By default the model does not track
-//! birth order: a multi-key statement may choose to fence an unbacked young
-//! claim at once (as if the holder were younger) or wait. That is a superset
-//! of the real behaviour, and safety must not depend on it anyway (`Expire`
-//! can make any claim takeable at any time). `birth_order` mints txn ids from
-//! a global clock instead, so wound-wait decides exactly as resolve.rs does;
-//! with `liveness` it checks that no statement is made to restart or fence
-//! until its deadline ([`P_LIVE`]).
+//! A waiting lane is blocked until the claim, its owner row or its lease
+//! changes (the code polls; polling that finds nothing new is a stutter).
+//! So a cycle of waits is a state where nothing can happen. `liveness`
+//! checks for that ([`P_STUCK`]) with deadlines, lease expiry, faults and
+//! crashes off, and that no statement is made to restart or fence until its
+//! txn budget runs out ([`P_LIVE`]).
 //!
 //! Not modelled: NULL keys, WHERE clauses beyond the primary key, multi-row
 //! statements and their undo (engine/write.rs), DDL (index backfill), the
@@ -107,22 +109,15 @@ impl Txn {
     fn client(c: usize, n: u8) -> Txn {
         Txn(8 + 16 * c as u8 + n)
     }
-    /// Minted from the global clock (birth-order mode): `t<n>`.
-    fn clocked(n: u8) -> Txn {
-        Txn(128 + n)
-    }
-    /// Its bit in [`State::expired`] (clocked ids only meet init ids).
+    /// Its bit in [`State::expired`].
     fn bit(self) -> u64 {
-        let i = if self.0 >= 128 { self.0 - 120 } else { self.0 };
-        1u64 << i
+        1u64 << self.0
     }
 }
 
 impl fmt::Debug for Txn {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.0 >= 128 {
-            write!(f, "t{}", self.0 - 128)
-        } else if self.0 < 8 {
+        if self.0 < 8 {
             write!(f, "i{}", self.0)
         } else {
             let c = (self.0 - 8) / 16;
@@ -308,9 +303,20 @@ pub enum LaneSt {
     Drop {
         existing: Claim,
     },
+    /// Waiting for `existing` (unbacked, in its lease, owner row as
+    /// `observed`) to change; blocked until it does.
+    Wait {
+        existing: Claim,
+        observed: Row,
+    },
     Ok,
     Failed(Fail),
-    /// Release: `DELETE claim IF txn = txn` (best effort).
+    /// First pass: held by a statement in flight; not waited for.
+    Busy,
+    /// Contended: to be claimed in key order once the lanes before it are.
+    Queued,
+    /// Release: `DELETE claim IF txn = txn` (best effort); in a claim phase
+    /// the key is then queued to be claimed again in order.
     Release {
         txn: Txn,
     },
@@ -328,10 +334,16 @@ impl Lane {
         v: 0,
         st: LaneSt::Off,
     };
-    fn terminal(&self) -> bool {
+    /// Whether an operation of this lane is under way (or it waits).
+    fn working(&self) -> bool {
         matches!(
             self.st,
-            LaneSt::Off | LaneSt::Ok | LaneSt::Failed(_) | LaneSt::Released
+            LaneSt::Claim { .. }
+                | LaneSt::Resolve { .. }
+                | LaneSt::Fence { .. }
+                | LaneSt::Drop { .. }
+                | LaneSt::Wait { .. }
+                | LaneSt::Release { .. }
         )
     }
 }
@@ -428,6 +440,8 @@ pub struct Client {
     pub new_keys: Keys,
     /// INSERT restamp: claims found taken over.
     pub lost: [bool; NC],
+    /// claim_all waits for busy keys (one key, or contended: in key order).
+    pub ordered: bool,
     pub lanes: [Lane; NC],
     pub wit: Witness,
 }
@@ -444,6 +458,7 @@ impl Client {
         obs: None,
         new_keys: [None; NC],
         lost: [false; NC],
+        ordered: false,
         lanes: [Lane::OFF; NC],
         wit: Witness {
             not_live: false,
@@ -499,8 +514,6 @@ pub struct State {
     pub unjustified: bool,
     /// Ghost: a landed write inconsistent with the row it replaced.
     pub bad_write: bool,
-    /// Birth-order mode: the global txn clock.
-    pub clock: u8,
     /// Ghost: a statement ran out of txn ids (restarts and fences).
     pub exhausted: bool,
 }
@@ -600,13 +613,8 @@ const LOCAL: &[Fault] = &[Fault::None];
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Action {
     /// The client performs its next operation (on lane `lane` when several
-    /// run in parallel); `alt` picks wound over wait.
-    Step {
-        client: u8,
-        lane: u8,
-        fault: Fault,
-        alt: bool,
-    },
+    /// run in parallel).
+    Step { client: u8, lane: u8, fault: Fault },
     /// The statement deadline passes at a point where the code checks it.
     Timeout { client: u8, lane: u8 },
     /// The client's proxy dies.
@@ -641,6 +649,13 @@ pub enum Mutant {
     /// model check found it: the caller released claims that backed a row
     /// that had landed, and another row took the key.
     UnavailableForgetsUnknown,
+    /// (8) Contended claims keep the keys ordered after the first busy one
+    /// while waiting in order: two statements can each hold what the other
+    /// waits for.
+    KeepHeldAfterBusy,
+    /// (9) Every lane waits for a busy key while the others hold theirs (no
+    /// ordered fallback, and no wound-wait either): a deadlock.
+    WaitWhileHolding,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -679,16 +694,12 @@ pub struct ClaimModel {
     pub max_txns: u8,
     pub janitor: Janitor,
     pub variant: Variant,
-    /// Whether leases expire (`Expire` actions). Off isolates wound-wait.
+    /// Whether leases expire (`Expire` actions).
     pub expiry: bool,
-    /// Mint txn ids from a global clock so that birth order is known and
-    /// wound-wait decides as the code does (older wounds younger, younger
-    /// waits) instead of choosing freely.
-    pub birth_order: bool,
-    /// Check [`P_LIVE`]: no statement is made to restart or fence until its
-    /// deadline (`max_txns`) passes. Meant for fault-free scopes without
-    /// lease expiry, in birth-order mode, where wound-wait should guarantee
-    /// the oldest statement progresses.
+    /// Check liveness: no deadline ever passes (so waits block), and
+    /// [`P_STUCK`] (nothing can happen, yet a statement is unanswered) and
+    /// [`P_LIVE`] (a statement ran out of txn ids) must never hold. Meant for
+    /// scopes without faults, crashes or lease expiry.
     pub liveness: bool,
 }
 
@@ -705,7 +716,6 @@ impl ClaimModel {
             janitor: Janitor::Off,
             variant: Variant::Design,
             expiry: true,
-            birth_order: false,
             liveness: false,
         }
     }
@@ -720,16 +730,11 @@ impl ClaimModel {
 
     fn mint(&self, t: &mut State, ci: usize) -> Option<Txn> {
         let cl = &mut t.clients[ci];
-        if cl.mints >= self.max_txns || cl.next_n >= MAX_N || t.clock >= 56 {
+        if cl.mints >= self.max_txns || cl.next_n >= MAX_N {
             t.exhausted |= self.liveness;
             return None;
         }
-        let x = if self.birth_order {
-            t.clock += 1;
-            Txn::clocked(t.clock - 1)
-        } else {
-            Txn::client(ci, cl.next_n)
-        };
+        let x = Txn::client(ci, cl.next_n);
         cl.next_n += 1;
         cl.mints += 1;
         Some(x)
@@ -868,10 +873,14 @@ impl ClaimModel {
         }
     }
 
-    /// Start claim_all for the given keys (None: not claimed).
-    fn start_claims(&self, t: &mut State, ci: usize, keys: Keys, phase: Phase) {
+    /// Start claim_all for `keys` (None: not claimed) while holding `held`
+    /// (claim_more: an INSERT restart keeps the claims it re-stamped).
+    fn start_claims(&self, t: &mut State, ci: usize, keys: Keys, held: Keys, phase: Phase) {
         let mut lanes = [Lane::OFF; NC];
         for c in 0..NC {
+            if let Some(v) = held[c] {
+                lanes[c] = Lane { v, st: LaneSt::Ok };
+            }
             if let Some(v) = keys[c] {
                 lanes[c] = Lane {
                     v,
@@ -882,8 +891,13 @@ impl ClaimModel {
                 };
             }
         }
-        t.clients[ci].lanes = lanes;
-        t.clients[ci].phase = phase;
+        let claiming = keys.iter().flatten().count();
+        let holding = held.iter().flatten().count();
+        let cl = &mut t.clients[ci];
+        cl.lanes = lanes;
+        cl.phase = phase;
+        // A lone key is waited for at once.
+        cl.ordered = claiming == 1 && holding == 0;
         self.claims_settled(t, ci);
     }
 
@@ -895,17 +909,47 @@ impl ClaimModel {
         }
     }
 
-    /// claim_all's join: once every lane is done, release on failure or go on.
+    /// claim_all's joins: once no lane is working, fall back to key order if
+    /// the first pass found a key busy, claim the next queued key, or (all
+    /// held, or one failed) release on failure or go on.
     fn claims_settled(&self, t: &mut State, ci: usize) {
         let cl = t.clients[ci];
-        if !cl.lanes.iter().all(Lane::terminal) {
+        if cl.lanes.iter().any(Lane::working) {
             return;
         }
         let first_err = cl.lanes.iter().find_map(|l| match l.st {
             LaneSt::Failed(f) => Some(f),
             _ => None,
         });
+        if first_err.is_none() {
+            if let Some(b) = cl.lanes.iter().position(|l| l.st == LaneSt::Busy) {
+                // claim_in_order: keep what is ordered before the first busy
+                // key, release what is after it, queue the rest.
+                let txn = self.claim_txn(&cl);
+                let c = &mut t.clients[ci];
+                c.ordered = true;
+                for (i, l) in c.lanes.iter_mut().enumerate() {
+                    match l.st {
+                        LaneSt::Busy => l.st = LaneSt::Queued,
+                        LaneSt::Ok if i > b && !self.is(Mutant::KeepHeldAfterBusy) => {
+                            l.st = LaneSt::Release { txn }
+                        }
+                        _ => {}
+                    }
+                }
+                self.claims_settled(t, ci);
+                return;
+            }
+            if let Some(q) = cl.lanes.iter().position(|l| l.st == LaneSt::Queued) {
+                t.clients[ci].lanes[q].st = LaneSt::Claim {
+                    again: false,
+                    tries: 0,
+                };
+                return;
+            }
+        }
         let stmt = self.stmt(t, ci);
+        let taken = taken_keys(&cl.lanes);
         match (cl.phase, first_err) {
             (Phase::InsClaim, None) => {
                 t.clients[ci].lanes = [Lane::OFF; NC];
@@ -923,42 +967,11 @@ impl ClaimModel {
                 t.clients[ci].lanes = [Lane::OFF; NC];
                 t.clients[ci].phase = Phase::UpdCommit { tries: 0 };
             }
-            (Phase::InsClaim, Some(f)) => {
-                let taken = taken_keys(&cl.lanes);
-                self.release(
-                    t,
-                    ci,
-                    taken,
-                    cl.txn.unwrap(),
-                    None,
-                    Then::Answer(insert_answer(f)),
-                );
-            }
-            (Phase::InsReclaim, Some(f)) => {
-                // claim_all releases what it took of the lost keys, then
-                // restamp_all releases the kept ones: all with the new txn.
-                let Stmt::Insert { keys, .. } = stmt else {
-                    unreachable!()
-                };
-                let mut rel = [None; NC];
-                for c in 0..NC {
-                    rel[c] = match (keys[c], cl.lost[c], cl.lanes[c].st) {
-                        (Some(v), false, _) => Some(v),
-                        (Some(v), true, LaneSt::Ok) => Some(v),
-                        _ => None,
-                    };
-                }
-                self.release(
-                    t,
-                    ci,
-                    rel,
-                    cl.next.unwrap(),
-                    None,
-                    Then::Answer(insert_answer(f)),
-                );
+            (Phase::InsClaim | Phase::InsReclaim, Some(f)) => {
+                let txn = self.claim_txn(&cl);
+                self.release(t, ci, taken, txn, None, Then::Answer(insert_answer(f)));
             }
             (Phase::UpdClaim, Some(f)) => {
-                let taken = taken_keys(&cl.lanes);
                 let then = match f {
                     // update_row: the row changed under us, observe again.
                     Fail::ThisRow => Then::UpdReread,
@@ -966,7 +979,7 @@ impl ClaimModel {
                 };
                 self.release(t, ci, taken, cl.txn.unwrap(), None, then);
             }
-            (p, _) => unreachable!("claims settled in {p:?}"),
+            (p, _) => unreachable!("claims settled in {p:?} ({stmt:?})"),
         }
     }
 
@@ -978,7 +991,7 @@ impl ClaimModel {
                 let txn = self.mint(t, ci)?;
                 t.clients[ci].txn = Some(txn);
                 t.clients[ci].expected = None;
-                self.start_claims(t, ci, keys, Phase::InsClaim);
+                self.start_claims(t, ci, keys, [None; NC], Phase::InsClaim);
             }
             // update/delete get the row from the statement's scan.
             Stmt::Update { .. } => t.clients[ci].phase = Phase::UpdRead { tries: 0 },
@@ -987,7 +1000,7 @@ impl ClaimModel {
         Some(())
     }
 
-    fn step(&self, t: &mut State, ci: usize, lane: usize, fault: Fault, alt: bool) -> Option<()> {
+    fn step(&self, t: &mut State, ci: usize, lane: usize, fault: Fault) -> Option<()> {
         let cl = t.clients[ci];
         if fault != Fault::None {
             t.faults += 1;
@@ -996,7 +1009,7 @@ impl ClaimModel {
             Phase::Idle => self.start(t, ci),
             Phase::Finished => None,
             Phase::InsClaim | Phase::InsReclaim | Phase::UpdClaim => {
-                self.claim_lane(t, ci, lane, fault, alt)?;
+                self.claim_lane(t, ci, lane, fault)?;
                 self.claims_settled(t, ci);
                 Some(())
             }
@@ -1007,7 +1020,7 @@ impl ClaimModel {
                 };
                 self.delete_claim_if(t, lane, l.v, txn, fault);
                 t.clients[ci].lanes[lane].st = LaneSt::Released;
-                if t.clients[ci].lanes.iter().all(Lane::terminal) {
+                if !t.clients[ci].lanes.iter().any(Lane::working) {
                     self.finish(t, ci, then);
                 }
                 Some(())
@@ -1074,15 +1087,9 @@ impl ClaimModel {
         }
     }
 
-    /// One step of a claim_one loop on lane `c`.
-    fn claim_lane(
-        &self,
-        t: &mut State,
-        ci: usize,
-        c: usize,
-        fault: Fault,
-        alt: bool,
-    ) -> Option<()> {
+    /// One step of a claim_one loop on lane `c` (or of a release that
+    /// claim_in_order makes).
+    fn claim_lane(&self, t: &mut State, ci: usize, c: usize, fault: Fault) -> Option<()> {
         let cl = t.clients[ci];
         let pk = self.stmt(t, ci).pk() as u8;
         let l = cl.lanes[c];
@@ -1127,9 +1134,6 @@ impl ClaimModel {
                 }
                 match self.outcome(fault, tries) {
                     Outcome::Retry => {
-                        if alt {
-                            return None;
-                        }
                         set(
                             t,
                             LaneSt::Resolve {
@@ -1140,9 +1144,6 @@ impl ClaimModel {
                         return Some(());
                     }
                     Outcome::Unknown | Outcome::Unavailable => {
-                        if alt {
-                            return None;
-                        }
                         set(t, LaneSt::Failed(Fail::Store));
                         return Some(());
                     }
@@ -1150,9 +1151,6 @@ impl ClaimModel {
                 }
                 let row = t.rows[existing.owner as usize];
                 if row.backs(c, l.v) {
-                    if alt {
-                        return None;
-                    }
                     let f = if existing.owner == pk {
                         Fail::ThisRow
                     } else {
@@ -1162,26 +1160,19 @@ impl ClaimModel {
                     return Some(());
                 }
                 let expired = t.expired & existing.txn.bit() != 0;
-                let multi = cl.lanes.iter().filter(|l| l.st != LaneSt::Off).count() > 1;
-                let wound = if self.birth_order {
-                    // resolve.rs: `wound && holder_birth > txn_birth_ms(&my_txn)`
-                    multi && existing.txn > self.claim_txn(&cl)
-                } else {
-                    // Birth order unknown: wounding is a free choice (`alt`).
-                    multi && alt
-                };
-                if alt && (expired || !multi || self.birth_order) {
-                    return None;
-                }
-                if !(expired || wound) {
-                    // Young and not wounded: wait, then claim again.
-                    set(
-                        t,
-                        LaneSt::Claim {
-                            again: true,
-                            tries: 0,
-                        },
-                    );
+                if !expired {
+                    // In flight: wait for it, or (first pass) report it busy.
+                    if cl.ordered || self.is(Mutant::WaitWhileHolding) {
+                        set(
+                            t,
+                            LaneSt::Wait {
+                                existing,
+                                observed: row,
+                            },
+                        );
+                    } else {
+                        set(t, LaneSt::Busy);
+                    }
                 } else if self.is(Mutant::TakeoverWithoutFence) {
                     set(t, LaneSt::Drop { existing });
                 } else {
@@ -1199,6 +1190,22 @@ impl ClaimModel {
                         ),
                     }
                 }
+            }
+            LaneSt::Wait { existing, observed } => {
+                if !self.wait_over(t, c, l.v, existing, observed) {
+                    return None;
+                }
+                set(
+                    t,
+                    LaneSt::Claim {
+                        again: true,
+                        tries: 0,
+                    },
+                );
+            }
+            LaneSt::Release { txn } => {
+                self.delete_claim_if(t, c, l.v, txn, fault);
+                set(t, LaneSt::Queued);
             }
             LaneSt::Fence {
                 existing,
@@ -1266,6 +1273,14 @@ impl ClaimModel {
             _ => return None,
         }
         Some(())
+    }
+
+    /// Whether what a waiting lane waits on has changed: the claim, its
+    /// owner row, or its lease.
+    fn wait_over(&self, s: &State, c: usize, v: u8, existing: Claim, observed: Row) -> bool {
+        s.claims[c][v as usize] != Some(existing)
+            || s.rows[existing.owner as usize] != observed
+            || s.expired & existing.txn.bit() != 0
     }
 
     fn insert_commit(&self, t: &mut State, ci: usize, tries: u8, fault: Fault) -> Option<()> {
@@ -1338,12 +1353,15 @@ impl ClaimModel {
         let lost = t.clients[ci].lost;
         if lost.iter().any(|&l| l) {
             let mut reclaim = [None; NC];
+            let mut kept = [None; NC];
             for c in 0..NC {
                 if lost[c] {
                     reclaim[c] = keys[c];
+                } else {
+                    kept[c] = keys[c];
                 }
             }
-            self.start_claims(t, ci, reclaim, Phase::InsReclaim);
+            self.start_claims(t, ci, reclaim, kept, Phase::InsReclaim);
         } else {
             let c = &mut t.clients[ci];
             c.txn = c.next.take();
@@ -1431,7 +1449,7 @@ impl ClaimModel {
         let new = toggled(old, toggle);
         t.clients[ci].txn = Some(y);
         t.clients[ci].new_keys = new;
-        self.start_claims(t, ci, changed(old, new), Phase::UpdClaim);
+        self.start_claims(t, ci, changed(old, new), [None; NC], Phase::UpdClaim);
     }
 
     fn update_commit(&self, t: &mut State, ci: usize, tries: u8, fault: Fault) -> Option<()> {
@@ -1562,9 +1580,12 @@ impl ClaimModel {
         let cl = t.clients[ci];
         match cl.phase {
             Phase::InsClaim | Phase::InsReclaim | Phase::UpdClaim => {
-                let LaneSt::Claim { again: true, .. } = cl.lanes[lane].st else {
+                if !matches!(
+                    cl.lanes[lane].st,
+                    LaneSt::Claim { again: true, .. } | LaneSt::Wait { .. }
+                ) {
                     return None;
-                };
+                }
                 t.clients[ci].lanes[lane].st = LaneSt::Failed(Fail::LockTimeout);
                 self.claims_settled(t, ci);
             }
@@ -1707,7 +1728,6 @@ impl Model for ClaimModel {
             answers: [[Ans::Pending; MAXS]; MAXC],
             unjustified: false,
             bad_write: false,
-            clock: 0,
             exhausted: false,
         }]
     }
@@ -1715,54 +1735,47 @@ impl Model for ClaimModel {
     fn actions(&self, s: &State, actions: &mut Vec<Action>) {
         for (ci, cl) in s.clients.iter().enumerate() {
             let client = ci as u8;
-            let mut step = |lane: usize, ops: &'static [Fault], alt: bool| {
+            let mut step = |lane: usize, ops: &'static [Fault]| {
                 for &fault in self.faults_for(s, ops) {
                     actions.push(Action::Step {
                         client,
                         lane: lane as u8,
                         fault,
-                        alt: false,
                     });
-                    if alt {
-                        actions.push(Action::Step {
-                            client,
-                            lane: lane as u8,
-                            fault,
-                            alt: true,
-                        });
-                    }
                 }
             };
             match cl.phase {
                 Phase::Finished => continue,
-                Phase::Idle | Phase::InsRestart | Phase::DelTop => step(0, LOCAL, false),
-                Phase::UpdTop => step(0, if cl.obs.is_none() { READ } else { LOCAL }, false),
+                Phase::Idle | Phase::InsRestart | Phase::DelTop => step(0, LOCAL),
+                Phase::UpdTop => step(0, if cl.obs.is_none() { READ } else { LOCAL }),
                 Phase::InsCommit { .. }
                 | Phase::UpdCommit { .. }
                 | Phase::DelCommit { .. }
-                | Phase::InsRestamp { .. } => step(0, LWT, false),
-                Phase::UpdRead { .. } | Phase::DelRead { .. } => step(0, READ, false),
-                Phase::UpdCleanup { .. } | Phase::DelCleanup { .. } => step(0, BEST_EFFORT, false),
+                | Phase::InsRestamp { .. } => step(0, LWT),
+                Phase::UpdRead { .. } | Phase::DelRead { .. } => step(0, READ),
+                Phase::UpdCleanup { .. } | Phase::DelCleanup { .. } => step(0, BEST_EFFORT),
                 Phase::InsClaim | Phase::InsReclaim | Phase::UpdClaim | Phase::Releasing(_) => {
-                    let wound = !self.birth_order
-                        && cl.lanes.iter().filter(|l| l.st != LaneSt::Off).count() > 1;
                     for (c, l) in cl.lanes.iter().enumerate() {
                         match l.st {
-                            LaneSt::Claim { .. } | LaneSt::Fence { .. } => step(c, LWT, false),
-                            LaneSt::Resolve { .. } => step(c, READ, wound),
-                            LaneSt::Drop { .. } | LaneSt::Release { .. } => {
-                                step(c, BEST_EFFORT, false)
+                            LaneSt::Claim { .. } | LaneSt::Fence { .. } => step(c, LWT),
+                            LaneSt::Resolve { .. } => step(c, READ),
+                            LaneSt::Drop { .. } | LaneSt::Release { .. } => step(c, BEST_EFFORT),
+                            LaneSt::Wait { existing, observed }
+                                if self.wait_over(s, c, l.v, existing, observed) =>
+                            {
+                                step(c, LOCAL)
                             }
                             _ => {}
                         }
                     }
                 }
             }
-            // Deadline checks.
+            // Deadline checks (none in liveness mode: waits block).
             match cl.phase {
+                _ if self.liveness => {}
                 Phase::InsClaim | Phase::InsReclaim | Phase::UpdClaim => {
                     for (c, l) in cl.lanes.iter().enumerate() {
-                        if let LaneSt::Claim { again: true, .. } = l.st {
+                        if let LaneSt::Claim { again: true, .. } | LaneSt::Wait { .. } = l.st {
                             actions.push(Action::Timeout {
                                 client,
                                 lane: c as u8,
@@ -1812,8 +1825,7 @@ impl Model for ClaimModel {
                 client,
                 lane,
                 fault,
-                alt,
-            } => self.step(&mut t, client as usize, lane as usize, fault, alt)?,
+            } => self.step(&mut t, client as usize, lane as usize, fault)?,
             Action::Timeout { client, lane } => {
                 self.timeout(&mut t, client as usize, lane as usize)?
             }
@@ -1841,7 +1853,6 @@ impl Model for ClaimModel {
                 client,
                 lane,
                 fault,
-                alt,
             } => {
                 let mut s = format!("{} step", name(client));
                 if lane > 0 {
@@ -1849,9 +1860,6 @@ impl Model for ClaimModel {
                 }
                 if fault != Fault::None {
                     s += &format!(" [{fault:?}]");
-                }
-                if alt {
-                    s += " [wound]";
                 }
                 s
             }
@@ -1915,6 +1923,16 @@ impl Model for ClaimModel {
             } else {
                 Property::always(P_LIVE_OFF, |_, _| true)
             },
+            if self.liveness {
+                Property::always(P_STUCK, |m: &ClaimModel, s: &State| {
+                    let mut next = Vec::new();
+                    m.actions(s, &mut next);
+                    s.clients.iter().all(|c| c.phase == Phase::Finished)
+                        || next.into_iter().any(|a| m.next_state(s, a).is_some())
+                })
+            } else {
+                Property::always(P_STUCK_OFF, |_, _| true)
+            },
             Property::eventually(P_ANSWERED, |_, s: &State| {
                 s.clients.iter().all(|c| c.phase == Phase::Finished)
             }),
@@ -1922,11 +1940,22 @@ impl Model for ClaimModel {
             Property::sometimes(S_TAKEOVER, |_, s: &State| {
                 any_lane(s, |l| matches!(l.st, LaneSt::Drop { .. }))
             }),
-            Property::sometimes(S_WOUND, |_, s: &State| {
-                any_lane(
-                    s,
-                    |l| matches!(l.st, LaneSt::Fence { existing, .. } if s.expired & existing.txn.bit() == 0),
-                )
+            Property::sometimes(S_ORDERED, |_, s: &State| {
+                any_lane(s, |l| l.st == LaneSt::Queued)
+            }),
+            Property::sometimes(S_ORDERED_RELEASE, |_, s: &State| {
+                s.clients.iter().any(|c| {
+                    matches!(
+                        c.phase,
+                        Phase::InsClaim | Phase::InsReclaim | Phase::UpdClaim
+                    ) && c
+                        .lanes
+                        .iter()
+                        .any(|l| matches!(l.st, LaneSt::Release { .. }))
+                })
+            }),
+            Property::sometimes(S_WAIT, |_, s: &State| {
+                any_lane(s, |l| matches!(l.st, LaneSt::Wait { .. }))
             }),
             Property::sometimes(S_RESTAMP, |_, s: &State| {
                 s.clients
@@ -1987,7 +2016,10 @@ fn answered(s: &State, f: impl Fn(Ans) -> bool) -> bool {
 }
 
 pub const S_TAKEOVER: &str = "sometimes: a fenced claim is taken over";
-pub const S_WOUND: &str = "sometimes: a young claim is fenced (wound-wait)";
+pub const S_ORDERED: &str = "sometimes: a contended statement claims in key order";
+pub const S_ORDERED_RELEASE: &str =
+    "sometimes: a contended statement releases a key ordered after a busy one";
+pub const S_WAIT: &str = "sometimes: a claim waits for a statement in flight";
 pub const S_RESTAMP: &str = "sometimes: an INSERT restarts and re-stamps its claims";
 pub const S_RECLAIM: &str = "sometimes: a restarted INSERT claims a key again";
 pub const S_UPD_RESTART: &str = "sometimes: an UPDATE restarts from the row its commit returned";
@@ -2011,6 +2043,8 @@ pub const P_JUSTIFIED: &str = "A: 23505 / 0 rows match a state seen during the s
 pub const P_W: &str = "W: every write is consistent with the row it replaced";
 pub const P_LIVE: &str = "L: no statement restarts or fences until its deadline";
 pub const P_LIVE_OFF: &str = "L: (not checked in this configuration)";
+pub const P_STUCK: &str = "L: never stuck (nothing can happen, a statement unanswered)";
+pub const P_STUCK_OFF: &str = "L: stuck (not checked in this configuration)";
 pub const P_ANSWERED: &str = "every statement is answered or its proxy crashed";
 
 /// The safety properties (all but the liveness check).

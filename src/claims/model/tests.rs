@@ -227,7 +227,8 @@ fn insert_insert_update_3() -> ClaimModel {
 }
 
 /// Two unique constraints: two multi-key inserts want key 0 of the second
-/// constraint (wound-wait), then the first swaps both its keys.
+/// constraint (one waits, or both fall back to key order), then the first
+/// swaps both its keys.
 fn multi_key() -> ClaimModel {
     ClaimModel::new(vec![vec![ins2(0, 0, 0), upd2(0)], vec![ins2(1, 1, 0)]])
 }
@@ -452,45 +453,92 @@ fn large_design_janitor() {
     }
 }
 
-/// Wound-wait with real birth order, no lease expiry, no faults: the older
-/// of two multi-key INSERTs wounds the younger (fences its row and deletes
-/// its claim `IF txn = X`), but the younger's restart re-stamps its claims
-/// to a new txn X2 first, so the delete misses, the claim is still there,
-/// and the older must wound again, and again, until its deadline: the
-/// older statement can be starved. The design says "the younger waits";
-/// the INSERT restart (row.rs insert_row, restamp_all) never waits. When
-/// that is fixed, this test should assert `passes` instead.
-#[test]
-fn wound_wait_can_starve_the_older_statement() {
-    let mut m = ClaimModel::new(vec![vec![ins2(0, 0, 0)], vec![ins2(1, 0, 0)]]);
-    m.birth_order = true;
-    m.expiry = false;
-    m.liveness = true;
-    m.max_faults = 0;
-    m.max_crashes = 0;
-    m.max_txns = 4;
-    let path = caught("wound-wait livelock", m.clone(), &[P_LIVE]);
-    // The starved statement is the older one: it minted the first txn.
-    let last = path.last_state();
-    let starved = last.clients.iter().position(|c| {
-        c.lanes
-            .iter()
-            .any(|l| l.st == LaneSt::Failed(Fail::LockTimeout))
-    });
-    assert!(starved.is_some(), "{}", trace(&m, &path));
-    // And safety holds throughout in birth-order mode.
-    m.liveness = false;
-    passes("wound-wait in birth order (safety)", m);
+/// Liveness: without faults, crashes or lease expiry, and with no deadline
+/// (a wait blocks until what it waits on changes), statements contending for
+/// several keys never end up waiting on each other, and none is made to
+/// restart or fence. Under the wound-wait rule this replaced, the older of
+/// two INSERTs that want the same two keys was starved: it fenced the
+/// younger, the younger's restart re-stamped its claims before the older's
+/// `DELETE claim IF txn = X` landed, and so on until the deadline.
+fn liveness(m: ClaimModel) -> ClaimModel {
+    with(m, |m| {
+        m.expiry = false;
+        m.liveness = true;
+        m.max_faults = 0;
+        m.max_crashes = 0;
+        m.max_txns = 4;
+    })
 }
 
-/// Birth-order wound-wait with lease expiry and faults: safety still holds
-/// (implied by the default mode, where wounding is a free choice).
+fn contended_scenarios() -> Vec<(&'static str, ClaimModel)> {
+    vec![
+        (
+            "same_two_keys",
+            ClaimModel::new(vec![vec![ins2(0, 0, 0)], vec![ins2(1, 0, 0)]]),
+        ),
+        (
+            "same_two_keys_then_swap",
+            ClaimModel::new(vec![
+                vec![ins2(0, 0, 1), upd2(0)],
+                vec![ins2(1, 0, 1), upd2(1)],
+            ]),
+        ),
+        (
+            "three_inserts",
+            ClaimModel::new(vec![
+                vec![ins2(0, 0, 0)],
+                vec![ins2(1, 0, 0)],
+                vec![ins2(0, 1, 1)],
+            ]),
+        ),
+        ("multi_key", multi_key()),
+        ("multi_key_update", multi_key_update()),
+    ]
+}
+
+#[test]
+fn contended_multi_key_statements_never_deadlock_or_starve() {
+    let mut reached = BTreeSet::new();
+    for (name, m) in contended_scenarios() {
+        reached.extend(passes(name, liveness(m)));
+    }
+    for s in [S_ORDERED, S_ORDERED_RELEASE, S_WAIT, S_ALL_DONE] {
+        assert!(reached.contains(s), "no contended scenario reached {s:?}");
+    }
+}
+
+/// Mutant 8: the contended fallback keeps the keys ordered after the first
+/// busy one. Each of two INSERTs holds the key the other waits for.
+#[test]
+fn mutant_keep_held_keys_after_busy_deadlocks() {
+    let m = liveness(contended_scenarios().remove(0).1);
+    let m = with(m, |m| {
+        m.variant = Variant::Mutant(Mutant::KeepHeldAfterBusy)
+    });
+    caught("mutant 8", m, &[P_STUCK]);
+}
+
+/// Mutant 9: waiting in parallel while holding the other keys, with neither
+/// key order nor wound-wait: a deadlock.
+#[test]
+fn mutant_wait_while_holding_deadlocks() {
+    let m = liveness(contended_scenarios().remove(0).1);
+    let m = with(m, |m| m.variant = Variant::Mutant(Mutant::WaitWhileHolding));
+    caught("mutant 9", m, &[P_STUCK]);
+}
+
+/// Liveness at a larger scope: 3 clients x 2 statements contending for two
+/// keys of two constraints, with updates and deletes in between.
 #[test]
 #[ignore]
-fn large_design_holds_with_birth_order() {
-    let m = with(multi_key(), |m| {
-        m.birth_order = true;
-        m.max_crashes = 0;
-    });
-    passes("multi_key in birth order", m);
+fn large_liveness_three_by_two() {
+    let m = ClaimModel::new(vec![
+        vec![ins2(0, 0, 0), upd2(0)],
+        vec![ins2(1, 0, 0), del(1)],
+        vec![ins2(0, 1, 1), ins2(1, 1, 0)],
+    ]);
+    passes(
+        "liveness three_by_two",
+        with(liveness(m), |m| m.max_txns = 6),
+    );
 }
