@@ -5,9 +5,10 @@
 //! The map, in the order a request travels:
 //!
 //! - [`server`]: TCP listener, connection limit, TLS, graceful shutdown.
-//! - [`wire`]: pgwire handlers (startup and auth, simple and extended query),
-//!   parameter decoding, row encoding, and the one place errors become
-//!   ErrorResponses.
+//! - [`wire`]: each connection's message loop (pgwire's, with a guard that
+//!   finds invalid UTF-8 in the raw bytes), pgwire handlers (startup and
+//!   auth, simple and extended query), parameter decoding, row encoding, and
+//!   the one place errors become ErrorResponses.
 //! - [`session`]: per-connection settings and transaction-block state.
 //! - [`engine`]: one statement as named stages: parse, plan, check, execute.
 //! - [`sql`]: parsing, planning, expression evaluation.

@@ -10,7 +10,6 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pgwire::tokio::process_socket;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{oneshot, watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::{JoinHandle, JoinSet};
@@ -233,7 +232,7 @@ impl Connection {
             activity.idle().await;
         };
         tokio::select! {
-            served = process_socket(socket, tls, handlers) => {
+            served = crate::wire::serve(socket, tls, handlers) => {
                 if let Err(e) = served {
                     debug!(cause = %e, "connection ended with an error");
                 }

@@ -13,20 +13,55 @@ async fn still_serves(raw: &mut common::raw::RawClient<tokio::net::TcpStream>) {
     assert_eq!(reply.rows(), vec![vec![Some("42".to_owned())]], "{reply:?}");
 }
 
-/// PostgreSQL answers 22021 here; pgwire decodes message strings lossily,
-/// so keyclaim sees U+FFFD instead (a documented difference). What must
-/// hold: an answer, and the connection survives.
+/// Invalid UTF-8 in a query, a statement name or a text parameter is
+/// refused as PostgreSQL 15 refuses it (messages checked against it with the
+/// same bytes): 22021 naming the bad sequence, the connection still serving.
 #[tokio::test]
-async fn invalid_utf8_in_a_query_does_not_drop_the_connection() {
+async fn invalid_utf8_is_refused_with_22021() {
     let server = common::start().await;
     let (mut raw, _) = server.raw().await;
-    raw.send(b'Q', b"SELECT '\xff\xfe'\0").await;
+    let refused = |reply: &common::raw::Reply, shown: &str| {
+        assert_eq!(
+            reply.errors(),
+            vec![(
+                "22021".to_owned(),
+                format!("invalid byte sequence for encoding \"UTF8\": {shown}")
+            )],
+            "{reply:?}"
+        );
+    };
+    // Simple query.
+    raw.send(b'Q', b"SELECT '\xe2\x82'\0").await;
     let reply = raw.read_until_ready().await;
-    assert_eq!(reply.status(), 'I', "{reply:?}");
-    assert_eq!(
-        reply.rows(),
-        vec![vec![Some("\u{fffd}\u{fffd}".to_owned())]]
-    );
+    refused(&reply, "0xe2 0x82 0x27");
+    assert_eq!(reply.status(), 'I');
+    still_serves(&mut raw).await;
+    // U+FFFD itself is valid text, and is not mistaken for a bad byte.
+    let reply = raw.query("SELECT '\u{fffd}'").await;
+    assert_eq!(reply.rows(), vec![vec![Some("\u{fffd}".to_owned())]]);
+    // In a block: the block fails, as any error does.
+    raw.query("BEGIN").await;
+    raw.send(b'Q', b"SELECT '\xff'\0").await;
+    let reply = raw.read_until_ready().await;
+    refused(&reply, "0xff");
+    assert_eq!(reply.status(), 'E');
+    let reply = raw.query("SELECT 1").await;
+    assert_eq!(reply.errors()[0].0, "25P02", "{reply:?}");
+    raw.query("ROLLBACK").await;
+    // Parse: in the query, and in the statement name.
+    raw.send(b'P', b"s1\0SELECT '\xc3\x28'\0\0\0").await;
+    raw.send(b'S', b"").await;
+    refused(&raw.read_until_ready().await, "0xc3 0x28");
+    raw.send(b'P', b"s\xff\0SELECT 1\0\0\0").await;
+    raw.send(b'S', b"").await;
+    refused(&raw.read_until_ready().await, "0xff");
+    still_serves(&mut raw).await;
+    // A text parameter.
+    raw.send(b'P', b"\0SELECT $1::text\0\0\0").await;
+    raw.send(b'B', b"\0\0\0\0\0\x01\0\0\0\x02a\xff\0\0").await;
+    raw.send(b'E', b"\0\0\0\0\0").await;
+    raw.send(b'S', b"").await;
+    refused(&raw.read_until_ready().await, "0xff");
     still_serves(&mut raw).await;
 }
 

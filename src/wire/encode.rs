@@ -162,14 +162,7 @@ pub(crate) fn parameters(portal: &Portal<Prepared>) -> SqlResult<Vec<Value>> {
             if portal.parameter_format.is_binary(i) {
                 Value::decode_binary(ty, bytes)
             } else {
-                let text = std::str::from_utf8(bytes).map_err(|e| {
-                    let bad = bytes.get(e.valid_up_to()).copied().unwrap_or_default();
-                    SqlError::new(
-                        "22021",
-                        format!("invalid byte sequence for encoding \"UTF8\": 0x{bad:02x}"),
-                    )
-                })?;
-                Value::parse_text(ty, text)
+                Value::parse_text(ty, super::utf8::check(bytes)?)
             }
         })
         .collect()

@@ -4,6 +4,7 @@
 //! max_rows of it, leaving the rest for the next Execute (PortalSuspended).
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::{Sink, SinkExt, StreamExt};
@@ -21,19 +22,25 @@ use pgwire::messages::PgWireBackendMessage;
 use super::errors::to_pgwire;
 use super::interrupt::Interrupt;
 use super::statement::{completion, Ran};
+use super::utf8::InvalidText;
 use super::{encode, Connection};
 use crate::engine::{Engine, Prepared};
 use crate::error::{sqlstate, SqlError};
 use crate::types::SqlType;
 
-/// Parse: SQL text to a prepared statement, through the engine.
+/// Parse: SQL text to a prepared statement, through the engine. One per
+/// connection, for the connection's notes of invalid text.
 pub(crate) struct Parser {
     engine: Engine,
+    invalid_text: Arc<InvalidText>,
 }
 
 impl Parser {
-    pub(crate) fn new(engine: Engine) -> Parser {
-        Parser { engine }
+    pub(crate) fn new(engine: Engine, invalid_text: Arc<InvalidText>) -> Parser {
+        Parser {
+            engine,
+            invalid_text,
+        }
     }
 }
 
@@ -50,6 +57,9 @@ impl QueryParser for Parser {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
+        if let Some(invalid) = self.invalid_text.take(sql) {
+            return Err(to_pgwire(invalid));
+        }
         let hints: Vec<Option<SqlType>> = types
             .iter()
             .map(|t| t.as_ref().and_then(SqlType::from_pg_type))
@@ -85,8 +95,8 @@ impl ExtendedQueryHandler for Connection {
     type Statement = Prepared;
     type QueryParser = Parser;
 
-    fn query_parser(&self) -> std::sync::Arc<Parser> {
-        self.shared.parser.clone()
+    fn query_parser(&self) -> Arc<Parser> {
+        self.parser.clone()
     }
 
     /// pgwire's default buffers a portal's rows before sending them and

@@ -14,6 +14,8 @@
 //! - `encode`: RowDescription, DataRow and Bind parameter formats.
 //! - `interrupt`: cancel requests and statement_timeout.
 //! - `errors`: SqlError and pgwire errors as ErrorResponses.
+//! - `socket`: one connection's message loop (pgwire's, with the guard).
+//! - `utf8`: invalid UTF-8 in query text, seen on the raw bytes (22021).
 
 mod auth;
 mod encode;
@@ -21,8 +23,12 @@ mod errors;
 mod extended;
 mod interrupt;
 mod simple;
+mod socket;
 mod startup;
 mod statement;
+mod utf8;
+
+pub use socket::serve;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -52,7 +58,6 @@ struct Shared {
     driver: AuthDriver<startup::ReportedParameters>,
     cancels: Arc<ConnectionManager>,
     cancel_handler: Arc<DefaultCancelHandler>,
-    parser: Arc<extended::Parser>,
 }
 
 impl Service {
@@ -69,7 +74,6 @@ impl Service {
             driver: AuthDriver::new(startup::ReportedParameters),
             cancel_handler: Arc::new(DefaultCancelHandler::new(cancels.clone())),
             cancels,
-            parser: Arc::new(extended::Parser::new(engine.clone())),
             engine,
         };
         Ok(Service {
@@ -82,7 +86,13 @@ impl Service {
     /// 53300 "sorry, too many clients already" (and may still cancel).
     pub fn connection(&self, refused: bool) -> (ConnectionHandlers, Activity) {
         let (busy, activity) = watch::channel(false);
+        let invalid_text = Arc::new(utf8::InvalidText::default());
         let connection = Arc::new(Connection {
+            parser: Arc::new(extended::Parser::new(
+                self.shared.engine.clone(),
+                invalid_text.clone(),
+            )),
+            invalid_text,
             shared: self.shared.clone(),
             refused,
             session: tokio::sync::Mutex::new(Session::default()),
@@ -114,6 +124,9 @@ impl Activity {
 pub(crate) struct Connection {
     shared: Arc<Shared>,
     refused: bool,
+    /// Query and Parse messages whose text was not UTF-8 (utf8::Utf8Guard).
+    invalid_text: Arc<utf8::InvalidText>,
+    parser: Arc<extended::Parser>,
     /// Locked while a statement runs; never contended, since pgwire handles
     /// one message of a connection at a time.
     session: tokio::sync::Mutex<Session>,
@@ -168,6 +181,12 @@ impl ErrorHandler for Connection {
 pub struct ConnectionHandlers {
     connection: Arc<Connection>,
     cancel: Arc<DefaultCancelHandler>,
+}
+
+impl ConnectionHandlers {
+    fn invalid_text(&self) -> Arc<utf8::InvalidText> {
+        self.connection.invalid_text.clone()
+    }
 }
 
 impl PgWireServerHandlers for ConnectionHandlers {

@@ -17,6 +17,7 @@ use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
 
+use super::errors::to_pgwire;
 use super::interrupt::Interrupt;
 use super::statement::{completion, Ran};
 use super::Connection;
@@ -41,6 +42,11 @@ impl SimpleQueryHandler for Connection {
     {
         if !matches!(client.state(), PgWireConnectionState::ReadyForQuery) {
             return Err(PgWireError::NotReadyForQuery);
+        }
+        // Refused as the message is read, before anything runs (a failed
+        // block's 25P02 included), as PostgreSQL does.
+        if let Some(invalid) = self.invalid_text.take(&query.query) {
+            return Err(to_pgwire(invalid));
         }
         let _busy = self.busy();
         client.set_state(PgWireConnectionState::QueryInProgress);
