@@ -139,6 +139,17 @@ impl SqlError {
         Self::new(sqlstate::SYNTAX_ERROR, message)
     }
 
+    /// 40003: the store did not let us establish whether the statement's
+    /// writes took effect; `detail` says why.
+    pub fn completion_unknown(detail: impl Into<String>) -> Self {
+        Self::new(
+            sqlstate::STATEMENT_COMPLETION_UNKNOWN,
+            "the outcome of this statement is unknown",
+        )
+        .with_detail(detail)
+        .with_hint("read the rows to see whether the writes took effect")
+    }
+
     /// 0A000 with a hint saying what keyclaim does support instead.
     pub fn unsupported(what: impl Into<String>, hint: impl Into<String>) -> Self {
         Self::new(sqlstate::FEATURE_NOT_SUPPORTED, what).with_hint(hint)

@@ -10,6 +10,8 @@
 //!   auth, simple and extended query), parameter decoding, row encoding, and
 //!   the one place errors become ErrorResponses.
 //! - [`session`]: per-connection settings and transaction-block state.
+//! - [`stop`]: cancel and statement_timeout reach a write only at its safe
+//!   points, so an interrupted write is undone rather than cut off.
 //! - [`engine`]: one statement as named stages: parse, plan, check, execute.
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
@@ -40,6 +42,7 @@ pub mod metrics;
 pub mod server;
 pub mod session;
 pub mod sql;
+pub mod stop;
 pub mod store;
 pub mod types;
 pub mod wire;

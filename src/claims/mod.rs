@@ -14,7 +14,9 @@ mod resolve;
 mod row;
 
 pub use resolve::KeyClaim;
-pub use row::{delete_row, insert_row, keys_of, update_row, RowWrite, WriteError, WriteOutcome};
+pub use row::{
+    delete_row, insert_row, keys_of, restore_row, update_row, RowWrite, WriteError, WriteOutcome,
+};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

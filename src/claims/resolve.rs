@@ -196,6 +196,8 @@ async fn claim_one(
                 if Instant::now() >= deadline {
                     return Err(WriteError::Sql(lock_timeout()));
                 }
+                // A cancel or statement_timeout ends a wait, as in PostgreSQL.
+                crate::stop::check()?;
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_millis(20));
             }
@@ -203,6 +205,7 @@ async fn claim_one(
                 if Instant::now() >= deadline {
                     return Err(WriteError::Sql(lock_timeout()));
                 }
+                crate::stop::check()?;
             }
         }
     }

@@ -46,14 +46,9 @@ pub struct WriteOutcome {
 }
 
 fn outcome_unknown() -> WriteError {
-    WriteError::Sql(
-        SqlError::new(
-            sqlstate::STATEMENT_COMPLETION_UNKNOWN,
-            "the outcome of this statement is unknown",
-        )
-        .with_detail("the store did not confirm the write, and retries found the row changed since")
-        .with_hint("read the row to see whether the write took effect"),
-    )
+    WriteError::Sql(SqlError::completion_unknown(
+        "the store did not confirm the write, and retries found the row changed since",
+    ))
 }
 
 fn store_failure(e: StoreError) -> WriteError {
@@ -163,6 +158,40 @@ pub async fn insert_row(
                 expected = other.map(|r| r.version);
             }
         }
+    }
+}
+
+/// Undo of a row this statement retired (a primary-key UPDATE moved it):
+/// make row `pk` live again with `values`, only if it is still dead at
+/// `version`, the version this statement wrote. Ok(false): the row moved on
+/// since (another writer's now; nothing of ours to undo).
+///
+/// Only for rows without unique keys: taking their claims again could meet
+/// a stale claim naming this very row, whose takeover fences the row and
+/// would read as "moved on" (moves are refused on tables with UNIQUE).
+pub async fn restore_row(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    values: Vec<Value>,
+    version: TxnId,
+) -> Result<bool, WriteError> {
+    if !keys_of(w.table, &values).is_empty() {
+        return Err(WriteError::Sql(SqlError::new(
+            sqlstate::INTERNAL_ERROR,
+            "restoring a row with unique keys is not supported",
+        )));
+    }
+    let row = RowRecord {
+        version: new_txn(),
+        live: true,
+        claims: BTreeMap::new(),
+        values,
+    };
+    match commit(w, pk, version, &row).await {
+        Committed::Yes => Ok(true),
+        Committed::No(_) => Ok(false),
+        Committed::Unknown(_) => Err(outcome_unknown()),
+        Committed::Failed(e) => Err(e),
     }
 }
 
@@ -329,6 +358,7 @@ async fn observe(
     if Instant::now() >= w.deadline {
         return Err(WriteError::Sql(super::resolve::lock_timeout()));
     }
+    crate::stop::check()?;
     let current = match returned {
         Some(r) => r,
         None => read(w, pk).await?,

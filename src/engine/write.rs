@@ -1,7 +1,14 @@
 //! INSERT, UPDATE and DELETE: evaluate rows, then write each one through the
-//! claim protocol. A multi-row statement is all-or-nothing when nothing
-//! fails: on an error the rows it already wrote are undone, each by a CAS on
-//! the version this statement wrote, so an undo never touches another's data.
+//! claim protocol.
+//!
+//! An INSERT or UPDATE of many rows is all-or-nothing: on an error, or when
+//! a cancel or statement_timeout asks it to stop (`crate::stop`: checked
+//! before each row and after the last), the rows it already wrote are
+//! undone, each by a CAS on the version this statement wrote, so an undo
+//! never touches another's data. If an undo cannot be confirmed the answer
+//! is 40003, never an error that would claim nothing happened. A DELETE is
+//! not undone: it stops only before its first row, and an error after it
+//! deleted rows answers 40003.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -17,6 +24,7 @@ use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{
     ConflictAction, DeletePlan, InsertPlan, OnConflict, Source, Target, UpdatePlan,
 };
+use crate::stop;
 use crate::store::{RowRecord, Store, TxnId};
 use crate::types::{key_detail, Value};
 
@@ -53,8 +61,10 @@ enum Undo {
         version: TxnId,
         before: Vec<Value>,
     },
-    Deleted {
+    /// The old row of a primary-key UPDATE, now dead at `version`.
+    Retired {
         pk: Vec<u8>,
+        version: TxnId,
         before: Vec<Value>,
     },
 }
@@ -218,6 +228,7 @@ impl Writer<'_> {
     pub async fn insert(&self, plan: &InsertPlan) -> SqlResult<Written> {
         let t = plan.table.as_ref();
         let w = self.row_write(t);
+        let _writing = stop::writing();
         let mut undo = Vec::new();
         let mut touched: HashSet<Vec<u8>> = HashSet::new();
         let mut written = Written {
@@ -226,15 +237,18 @@ impl Writer<'_> {
         };
         for row in &plan.rows {
             let result = async {
+                stop::check()?;
                 let values = self.build_row(plan, row)?;
                 self.insert_one(&w, plan, values, &mut touched, &mut undo)
                     .await
             }
             .await;
             if let Err(e) = written.add(result, &plan.returning, self) {
-                self.rollback(&w, undo).await;
-                return Err(e);
+                return Err(self.abandon(t, undo, e).await);
             }
+        }
+        if let Err(e) = stop::check() {
+            return Err(self.abandon(t, undo, e).await);
         }
         Ok(written)
     }
@@ -365,17 +379,23 @@ impl Writer<'_> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
         let candidates = scan.candidates(&plan.source, self.params).await?;
+        let _writing = stop::writing();
         let mut undo = Vec::new();
         let mut written = Written {
             count: 0,
             returned: Vec::new(),
         };
         for (pk, row) in candidates {
-            let result = self.update_one(&w, plan, pk, row, &mut undo).await;
+            let result = match stop::check() {
+                Ok(()) => self.update_one(&w, plan, pk, row, &mut undo).await,
+                Err(e) => Err(e),
+            };
             if let Err(e) = written.add(result, &plan.returning, self) {
-                self.rollback(&w, undo).await;
-                return Err(e);
+                return Err(self.abandon(t, undo, e).await);
             }
+        }
+        if let Err(e) = stop::check() {
+            return Err(self.abandon(t, undo, e).await);
         }
         Ok(written)
     }
@@ -470,7 +490,11 @@ impl Writer<'_> {
                     version: inserted.after.version,
                 });
                 let before = deleted.before.map(|b| b.values).unwrap_or_default();
-                undo.push(Undo::Deleted { pk, before });
+                undo.push(Undo::Retired {
+                    pk,
+                    version: deleted.after.version,
+                    before,
+                });
                 Ok(Some(inserted.after.values))
             }
             // The old row changed or went away meanwhile: take the new one
@@ -498,54 +522,122 @@ impl Writer<'_> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
         let candidates = scan.candidates(&plan.source, self.params).await?;
+        let _writing = stop::writing();
         let mut written = Written {
             count: 0,
             returned: Vec::new(),
         };
         for (pk, row) in candidates {
-            let filter = &plan.source.filter;
-            let deleted = claims::delete_row(&w, &pk, Some(Some(row)), |cur| {
-                self.qualifies(filter, &cur.values)
-            })
-            .await
-            .map_err(|e| self.write_error(t, e, &[]))?;
-            if let Some(o) = deleted {
-                written.count += 1;
-                if let Some(before) = &o.before {
-                    self.returning(&plan.returning, &before.values, &mut written.returned)?;
-                }
+            // A DELETE is not undone, so it may stop only before its first
+            // row; after that it finishes, shielded from the interrupt.
+            let deleted = match written.count {
+                0 => self.delete_one(&w, plan, pk, row, &mut written).await,
+                _ => stop::shielded(self.delete_one(&w, plan, pk, row, &mut written)).await,
+            };
+            if let Err(e) = deleted {
+                return Err(match written.count {
+                    0 => e,
+                    n => SqlError::completion_unknown(format!(
+                        "The statement failed ({}: {}) after it had deleted {n} row(s), which stay deleted.",
+                        e.code, e.message
+                    )),
+                });
             }
         }
         Ok(written)
     }
 
-    /// Undo this statement's writes, newest first. Each undo is conditional
-    /// on the version this statement wrote.
-    async fn rollback(&self, w: &RowWrite<'_>, undo: Vec<Undo>) {
-        for u in undo.into_iter().rev() {
-            let result = match u {
-                Undo::Inserted { pk, version } => {
-                    claims::delete_row(w, &pk, None, |cur| Ok(cur.version == version))
-                        .await
-                        .map(|_| ())
-                }
-                Undo::Updated {
-                    pk,
-                    version,
-                    before,
-                } => claims::update_row(w, &pk, None, |cur| {
-                    Ok((cur.version == version).then(|| before.clone()))
-                })
-                .await
-                .map(|_| ()),
-                Undo::Deleted { pk, before } => {
-                    claims::insert_row(w, &pk, before).await.map(|_| ())
-                }
-            };
-            if let Err(e) = result {
-                warn!(table = %w.table.name, cause = ?e, "could not undo a write of a failed statement");
+    async fn delete_one(
+        &self,
+        w: &RowWrite<'_>,
+        plan: &DeletePlan,
+        pk: Vec<u8>,
+        row: RowRecord,
+        written: &mut Written,
+    ) -> SqlResult<()> {
+        stop::check()?;
+        let filter = &plan.source.filter;
+        let deleted = claims::delete_row(w, &pk, Some(Some(row)), |cur| {
+            self.qualifies(filter, &cur.values)
+        })
+        .await
+        .map_err(|e| self.write_error(w.table, e, &[]))?;
+        if let Some(o) = deleted {
+            written.count += 1;
+            if let Some(before) = &o.before {
+                self.returning(&plan.returning, &before.values, &mut written.returned)?;
             }
         }
+        Ok(())
+    }
+
+    /// A failed statement's answer: undo what it wrote, and answer `error`,
+    /// or 40003 if the undo could not be confirmed (the writes may stay).
+    async fn abandon(&self, table: &TableDef, undo: Vec<Undo>, error: SqlError) -> SqlError {
+        match self.rollback(table, undo).await {
+            Ok(()) => error,
+            Err(cause) => SqlError::completion_unknown(format!(
+                "The statement failed ({}: {}) after writing rows, and undoing them could not be confirmed: {cause}.",
+                error.code, error.message
+            )),
+        }
+    }
+
+    /// Undo this statement's writes, newest first. Each undo is conditional
+    /// on the version this statement wrote: a row someone else wrote since
+    /// is theirs, and nothing of ours is left to undo there. The undo gets a
+    /// lock timeout of its own (the statement's may be what ran out) and is
+    /// shielded from the interrupt that may have caused it. Err: the first
+    /// undo that failed.
+    async fn rollback(&self, table: &TableDef, undo: Vec<Undo>) -> Result<(), String> {
+        if undo.is_empty() {
+            return Ok(());
+        }
+        let w = RowWrite {
+            deadline: std::time::Instant::now() + self.cfg.lock_timeout,
+            ..self.row_write(table)
+        };
+        let mut first_failure = None;
+        for u in undo.into_iter().rev() {
+            let result = stop::shielded(self.undo_one(&w, u)).await;
+            if let Err(e) = result {
+                let cause = match e {
+                    WriteError::Sql(e) => format!("{} ({})", e.message, e.code),
+                    WriteError::Duplicate { .. } | WriteError::ThisRow => {
+                        "a key the row held has been taken since".to_owned()
+                    }
+                };
+                warn!(table = %table.name, %cause, "could not undo a write of a failed statement");
+                first_failure.get_or_insert(cause);
+            }
+        }
+        first_failure.map_or(Ok(()), Err)
+    }
+
+    async fn undo_one(&self, w: &RowWrite<'_>, undo: Undo) -> Result<(), WriteError> {
+        match undo {
+            Undo::Inserted { pk, version } => {
+                claims::delete_row(w, &pk, None, |cur| Ok(cur.version == version)).await?;
+            }
+            Undo::Updated {
+                pk,
+                version,
+                before,
+            } => {
+                claims::update_row(w, &pk, None, |cur| {
+                    Ok((cur.version == version).then(|| before.clone()))
+                })
+                .await?;
+            }
+            Undo::Retired {
+                pk,
+                version,
+                before,
+            } => {
+                claims::restore_row(w, &pk, before, version).await?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -4,6 +4,7 @@
 //! PostgreSQL's timer does; both answer 57014.
 
 use std::future::Future;
+use std::sync::Arc;
 use std::time::Duration;
 
 use futures::channel::oneshot;
@@ -11,6 +12,7 @@ use futures::future::{pending, FutureExt, Shared};
 use tokio::time::{sleep_until, Instant};
 
 use crate::error::{sqlstate, SqlError};
+use crate::stop::Stop;
 
 /// Fires when the client's cancel request for the current query arrives.
 /// Resolves to Err when the query ends without one (the sender is replaced
@@ -61,8 +63,10 @@ impl Interrupt {
         }
     }
 
-    /// Runs `work` unless the statement is interrupted first; then `work` is
-    /// dropped where it stands.
+    /// Runs `work` unless the statement is interrupted first. Interrupted
+    /// work that writes nothing is dropped where it stands; a write is asked
+    /// to stop at its next safe point, where it undoes what it wrote and
+    /// answers the interrupt's error itself (`crate::stop`).
     pub(crate) async fn guard<T, E: From<SqlError>>(
         &self,
         work: impl Future<Output = Result<T, E>>,
@@ -70,10 +74,20 @@ impl Interrupt {
         if self.is_inert() {
             return work.await;
         }
+        let stop = Arc::new(Stop::default());
+        // Boxed: a statement's future is large, and this one outlives a
+        // select! that would otherwise keep it on the stack.
+        let mut work = Box::pin(stop.clone().scope(work));
         tokio::select! {
             biased;
-            done = work => done,
-            error = self.fired() => Err(error.into()),
+            done = &mut work => done,
+            error = self.fired() => {
+                if !stop.is_writing() {
+                    return Err(error.into());
+                }
+                stop.request(error);
+                work.await
+            }
         }
     }
 }
