@@ -197,7 +197,7 @@ async fn claim_one(
                     return Err(WriteError::Sql(lock_timeout()));
                 }
                 // A cancel or statement_timeout ends a wait, as in PostgreSQL.
-                crate::stop::check()?;
+                crate::stop::check(w.stop)?;
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_millis(20));
             }
@@ -205,7 +205,7 @@ async fn claim_one(
                 if Instant::now() >= deadline {
                     return Err(WriteError::Sql(lock_timeout()));
                 }
-                crate::stop::check()?;
+                crate::stop::check(w.stop)?;
             }
         }
     }

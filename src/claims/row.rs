@@ -17,6 +17,9 @@ pub struct RowWrite<'a> {
     pub stats: &'a ClaimStats,
     pub table: &'a TableDef,
     pub deadline: Instant,
+    /// The statement's stop state; None where nothing may stop the write
+    /// (an undo, an index build).
+    pub stop: Option<&'a crate::stop::Stop>,
 }
 
 /// Why a row write did not happen.
@@ -358,7 +361,7 @@ async fn observe(
     if Instant::now() >= w.deadline {
         return Err(WriteError::Sql(super::resolve::lock_timeout()));
     }
-    crate::stop::check()?;
+    crate::stop::check(w.stop)?;
     let current = match returned {
         Some(r) => r,
         None => read(w, pk).await?,

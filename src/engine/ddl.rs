@@ -271,6 +271,7 @@ async fn backfill(
         stats,
         table,
         deadline: Instant::now() + cfg.lock_timeout,
+        stop: None,
     };
     let txn = claims::new_txn();
     let mut rows = 0u64;

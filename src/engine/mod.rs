@@ -26,6 +26,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::session::Session;
 use crate::sql::expr::{EvalCtx, Expr, Loc, Params};
 use crate::sql::plan::{table_name, Plan, Planner, Tables};
+use crate::stop::Stop;
 use crate::store::Store;
 use crate::types::{SqlType, Value};
 use env::SessionEnv;
@@ -267,9 +268,31 @@ impl Engine {
         prepared: &Prepared,
         params: Vec<Value>,
     ) -> SqlResult<Executed> {
+        self.run(session, prepared, params, None).await
+    }
+
+    /// As [`execute`](Self::execute), with `stop` to interrupt its writes
+    /// at their safe points (`crate::stop`).
+    pub async fn execute_until(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        params: Vec<Value>,
+        stop: &Stop,
+    ) -> SqlResult<Executed> {
+        self.run(session, prepared, params, Some(stop)).await
+    }
+
+    async fn run(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        params: Vec<Value>,
+        stop: Option<&Stop>,
+    ) -> SqlResult<Executed> {
         let started = Instant::now();
         let (result, ops) =
-            crate::metrics::counting(self.execute_stages(session, prepared, params)).await;
+            crate::metrics::counting(self.execute_stages(session, prepared, params, stop)).await;
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) => {
@@ -293,6 +316,7 @@ impl Engine {
         session: &mut Session,
         prepared: &Prepared,
         params: Vec<Value>,
+        stop: Option<&Stop>,
     ) -> SqlResult<Executed> {
         // Check: the transaction-block state admits this statement.
         if let Plan::Session(stmt) = prepared.plan.as_ref() {
@@ -325,6 +349,7 @@ impl Engine {
             deadline: Instant::now() + inner.claims.lock_timeout,
             env: &env,
             params: &params,
+            stop,
         };
         let scan = Scan {
             store: inner.store.clone(),

@@ -24,7 +24,7 @@ use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{
     ConflictAction, DeletePlan, InsertPlan, OnConflict, Source, Target, UpdatePlan,
 };
-use crate::stop;
+use crate::stop::{self, Stop};
 use crate::store::{RowRecord, Store, TxnId};
 use crate::types::{key_detail, Value};
 
@@ -195,6 +195,8 @@ pub struct Writer<'a> {
     pub deadline: std::time::Instant,
     pub env: &'a SessionEnv,
     pub params: &'a [Value],
+    /// Lets a cancel or statement_timeout stop the writes at safe points.
+    pub stop: Option<&'a Stop>,
 }
 
 impl Writer<'_> {
@@ -205,6 +207,7 @@ impl Writer<'_> {
             stats: self.stats,
             table,
             deadline: self.deadline,
+            stop: self.stop,
         }
     }
 
@@ -228,7 +231,7 @@ impl Writer<'_> {
     pub async fn insert(&self, plan: &InsertPlan) -> SqlResult<Written> {
         let t = plan.table.as_ref();
         let w = self.row_write(t);
-        let _writing = stop::writing();
+        let _writing = self.stop.map(Stop::writing);
         let mut undo = Vec::new();
         let mut touched: HashSet<Vec<u8>> = HashSet::new();
         let mut written = Written {
@@ -237,7 +240,7 @@ impl Writer<'_> {
         };
         for row in &plan.rows {
             let result = async {
-                stop::check()?;
+                stop::check(self.stop)?;
                 let values = self.build_row(plan, row)?;
                 self.insert_one(&w, plan, values, &mut touched, &mut undo)
                     .await
@@ -247,7 +250,7 @@ impl Writer<'_> {
                 return Err(self.abandon(t, undo, e).await);
             }
         }
-        if let Err(e) = stop::check() {
+        if let Err(e) = stop::check(self.stop) {
             return Err(self.abandon(t, undo, e).await);
         }
         Ok(written)
@@ -379,14 +382,14 @@ impl Writer<'_> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
         let candidates = scan.candidates(&plan.source, self.params).await?;
-        let _writing = stop::writing();
+        let _writing = self.stop.map(Stop::writing);
         let mut undo = Vec::new();
         let mut written = Written {
             count: 0,
             returned: Vec::new(),
         };
         for (pk, row) in candidates {
-            let result = match stop::check() {
+            let result = match stop::check(self.stop) {
                 Ok(()) => self.update_one(&w, plan, pk, row, &mut undo).await,
                 Err(e) => Err(e),
             };
@@ -394,7 +397,7 @@ impl Writer<'_> {
                 return Err(self.abandon(t, undo, e).await);
             }
         }
-        if let Err(e) = stop::check() {
+        if let Err(e) = stop::check(self.stop) {
             return Err(self.abandon(t, undo, e).await);
         }
         Ok(written)
@@ -522,18 +525,20 @@ impl Writer<'_> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
         let candidates = scan.candidates(&plan.source, self.params).await?;
-        let _writing = stop::writing();
+        let _writing = self.stop.map(Stop::writing);
         let mut written = Written {
             count: 0,
             returned: Vec::new(),
         };
         for (pk, row) in candidates {
             // A DELETE is not undone, so it may stop only before its first
-            // row; after that it finishes, shielded from the interrupt.
-            let deleted = match written.count {
-                0 => self.delete_one(&w, plan, pk, row, &mut written).await,
-                _ => stop::shielded(self.delete_one(&w, plan, pk, row, &mut written)).await,
+            // row; after that it finishes, out of the interrupt's reach.
+            let unstoppable = RowWrite {
+                stop: None,
+                ..self.row_write(t)
             };
+            let w = if written.count == 0 { &w } else { &unstoppable };
+            let deleted = self.delete_one(w, plan, pk, row, &mut written).await;
             if let Err(e) = deleted {
                 return Err(match written.count {
                     0 => e,
@@ -555,7 +560,7 @@ impl Writer<'_> {
         row: RowRecord,
         written: &mut Written,
     ) -> SqlResult<()> {
-        stop::check()?;
+        stop::check(w.stop)?;
         let filter = &plan.source.filter;
         let deleted = claims::delete_row(w, &pk, Some(Some(row)), |cur| {
             self.qualifies(filter, &cur.values)
@@ -586,20 +591,21 @@ impl Writer<'_> {
     /// Undo this statement's writes, newest first. Each undo is conditional
     /// on the version this statement wrote: a row someone else wrote since
     /// is theirs, and nothing of ours is left to undo there. The undo gets a
-    /// lock timeout of its own (the statement's may be what ran out) and is
-    /// shielded from the interrupt that may have caused it. Err: the first
-    /// undo that failed.
+    /// lock timeout of its own (the statement's may be what ran out) and no
+    /// stop state (the interrupt that caused it must not stop it). Err: the
+    /// first undo that failed.
     async fn rollback(&self, table: &TableDef, undo: Vec<Undo>) -> Result<(), String> {
         if undo.is_empty() {
             return Ok(());
         }
         let w = RowWrite {
             deadline: std::time::Instant::now() + self.cfg.lock_timeout,
+            stop: None,
             ..self.row_write(table)
         };
         let mut first_failure = None;
         for u in undo.into_iter().rev() {
-            let result = stop::shielded(self.undo_one(&w, u)).await;
+            let result = self.undo_one(&w, u).await;
             if let Err(e) = result {
                 let cause = match e {
                     WriteError::Sql(e) => format!("{} ({})", e.message, e.code),

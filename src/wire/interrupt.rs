@@ -4,7 +4,6 @@
 //! PostgreSQL's timer does; both answer 57014.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use futures::channel::oneshot;
@@ -63,10 +62,8 @@ impl Interrupt {
         }
     }
 
-    /// Runs `work` unless the statement is interrupted first. Interrupted
-    /// work that writes nothing is dropped where it stands; a write is asked
-    /// to stop at its next safe point, where it undoes what it wrote and
-    /// answers the interrupt's error itself (`crate::stop`).
+    /// Runs `work` unless the statement is interrupted first; then `work` is
+    /// dropped where it stands. For work that writes nothing.
     pub(crate) async fn guard<T, E: From<SqlError>>(
         &self,
         work: impl Future<Output = Result<T, E>>,
@@ -74,10 +71,26 @@ impl Interrupt {
         if self.is_inert() {
             return work.await;
         }
-        let stop = Arc::new(Stop::default());
-        // Boxed: a statement's future is large, and this one outlives a
-        // select! that would otherwise keep it on the stack.
-        let mut work = Box::pin(stop.clone().scope(work));
+        tokio::select! {
+            biased;
+            done = work => done,
+            error = self.fired() => Err(error.into()),
+        }
+    }
+
+    /// As [`guard`](Self::guard), for a statement that may write with
+    /// `stop`: interrupted in a write, it is asked to stop at its next safe
+    /// point, where it undoes what it wrote and answers the interrupt's
+    /// error itself (`crate::stop`); otherwise it is dropped.
+    pub(crate) async fn guard_write<T, E: From<SqlError>>(
+        &self,
+        stop: &Stop,
+        work: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, E> {
+        if self.is_inert() {
+            return work.await;
+        }
+        tokio::pin!(work);
         tokio::select! {
             biased;
             done = &mut work => done,

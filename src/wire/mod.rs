@@ -93,6 +93,7 @@ impl Service {
                 invalid_text.clone(),
             )),
             invalid_text,
+            stop: crate::stop::Stop::default(),
             shared: self.shared.clone(),
             refused,
             session: tokio::sync::Mutex::new(Session::default()),
@@ -124,6 +125,8 @@ impl Activity {
 pub(crate) struct Connection {
     shared: Arc<Shared>,
     refused: bool,
+    /// How an interrupt reaches the running statement's writes.
+    stop: crate::stop::Stop,
     /// Query and Parse messages whose text was not UTF-8 (utf8::Utf8Guard).
     invalid_text: Arc<utf8::InvalidText>,
     parser: Arc<extended::Parser>,

@@ -79,8 +79,13 @@ impl Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let mut session = self.session.lock().await;
+        self.stop.reset();
+        let engine = &self.shared.engine;
         let executed = interrupt
-            .guard(self.shared.engine.execute(&mut session, prepared, params))
+            .guard_write(
+                &self.stop,
+                engine.execute_until(&mut session, prepared, params, &self.stop),
+            )
             .await?;
         for n in executed
             .notices
