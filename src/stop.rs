@@ -6,9 +6,13 @@
 //! the client was told "canceled", and the earlier rows of a multi-row
 //! statement would stay. So while a write runs ([`Stop::writing`]), an
 //! interrupt only *requests* a stop ([`Stop::request`]); the write notices
-//! at its safe points ([`Stop::check`]: before each row and after the last,
-//! and while it waits for another statement's claim), undoes what it wrote,
-//! and answers with the interrupt's error.
+//! at its safe points ([`Stop::check`]: before each row, between claiming a
+//! row's keys and committing it, and while it waits for another statement's
+//! claim), undoes what it wrote, and answers with the interrupt's error. A
+//! row whose commit was already sent finishes; if it was the last, so does
+//! the statement, and the answer is its success (a cancel that comes as a
+//! statement completes is too late, as in PostgreSQL), so a single-row
+//! write that answers 57014 never wrote anything, even for a moment.
 //!
 //! One `Stop` belongs to a connection and is [`reset`](Stop::reset) for each
 //! statement; the engine hands it down to the writes (`RowWrite::stop`).

@@ -78,14 +78,14 @@ fn assert_canceled(result: Result<u64, tokio_postgres::Error>) {
     assert_eq!(db.code(), &SqlState::QUERY_CANCELED, "{db:?}");
 }
 
-/// One row: claim and commit take two slow replies; the timeout fires while
-/// the commit's reply is on its way (the row has landed). The answer is
-/// 57014, so the row must be gone, and its key free again.
+/// One row: claim and commit take two slow replies. A timeout while the
+/// claim's reply is on its way stops the statement before it commits: 57014,
+/// no row, the key free again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_timed_out_insert_leaves_no_row() {
+async fn an_insert_timed_out_before_its_commit_writes_nothing() {
     let (_server, client) = slow_server().await;
     client
-        .batch_execute("SET statement_timeout = '90ms'")
+        .batch_execute("SET statement_timeout = '30ms'")
         .await
         .unwrap();
     assert_canceled(
@@ -102,6 +102,28 @@ async fn a_timed_out_insert_leaves_no_row() {
         .execute("INSERT INTO t VALUES (2, 'a', 0)", &[])
         .await
         .expect("the key is free again");
+}
+
+/// A timeout while the commit's reply is on its way (the row has landed)
+/// comes too late: the statement finishes and says so, as PostgreSQL does
+/// for a cancel that arrives as a statement completes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_insert_timed_out_during_its_commit_finishes() {
+    let (_server, client) = slow_server().await;
+    client
+        .batch_execute("SET statement_timeout = '90ms'")
+        .await
+        .unwrap();
+    let n = client
+        .execute("INSERT INTO t VALUES (1, 'a', 0)", &[])
+        .await
+        .expect("a row already committed is not reported as canceled");
+    assert_eq!(n, 1);
+    client
+        .batch_execute("SET statement_timeout = 0")
+        .await
+        .unwrap();
+    assert_eq!(count(&client, "SELECT count(*) FROM t").await, 1);
 }
 
 /// Several rows: the timeout fires after some are written; none stays.

@@ -85,6 +85,7 @@ pub async fn insert_row(
     let mut txn = new_txn();
     let mut expected: Option<TxnId> = None;
     claim_all(w, &keys, pk, txn, w.deadline).await?;
+    stop_before_commit(w, &keys, txn).await?;
     loop {
         let row = RowRecord {
             version: txn,
@@ -229,6 +230,7 @@ pub async fn update_row(
             Err(WriteError::ThisRow) => continue,
             Err(e) => return Err(e),
         }
+        stop_before_commit(w, &changed, txn).await?;
         let mut claims = current.claims.clone();
         for k in &replaced {
             claims.remove(&w.table.uniques[k.unique].id);
@@ -297,6 +299,20 @@ pub async fn delete_row(
             Committed::Failed(e) => return Err(e),
         }
     }
+}
+
+/// A safe point between claiming and committing: if the statement was
+/// asked to stop, release the claims and stop before anything is written.
+async fn stop_before_commit(
+    w: &RowWrite<'_>,
+    keys: &[KeyClaim],
+    txn: TxnId,
+) -> Result<(), WriteError> {
+    if let Err(e) = crate::stop::check(w.stop) {
+        release(w, keys, txn, None).await;
+        return Err(e.into());
+    }
+    Ok(())
 }
 
 enum Committed {

@@ -3,8 +3,8 @@
 //!
 //! An INSERT or UPDATE of many rows is all-or-nothing: on an error, or when
 //! a cancel or statement_timeout asks it to stop (`crate::stop`: checked
-//! before each row and after the last), the rows it already wrote are
-//! undone, each by a CAS on the version this statement wrote, so an undo
+//! before each row, and between claiming and committing one), the rows it
+//! already wrote are undone, each by a CAS on the version this statement wrote, so an undo
 //! never touches another's data. If an undo cannot be confirmed the answer
 //! is 40003, never an error that would claim nothing happened. A DELETE is
 //! not undone: it stops only before its first row, and an error after it
@@ -250,9 +250,6 @@ impl Writer<'_> {
                 return Err(self.abandon(t, undo, e).await);
             }
         }
-        if let Err(e) = stop::check(self.stop) {
-            return Err(self.abandon(t, undo, e).await);
-        }
         Ok(written)
     }
 
@@ -396,9 +393,6 @@ impl Writer<'_> {
             if let Err(e) = written.add(result, &plan.returning, self) {
                 return Err(self.abandon(t, undo, e).await);
             }
-        }
-        if let Err(e) = stop::check(self.stop) {
-            return Err(self.abandon(t, undo, e).await);
         }
         Ok(written)
     }

@@ -34,7 +34,9 @@ pub struct FaultConfig {
     /// An operation stalls for `stall_for` first (a GC pause, a slow network).
     pub stall: u32,
     pub stall_for: Duration,
-    /// Every operation waits up to this long (uniformly) first.
+    /// Every operation waits up to this long (uniformly): half of it before
+    /// it is sent, and for a write the other half after it applied, before
+    /// its reply (so a caller can give up on a write that has landed).
     pub max_latency: Duration,
 }
 
@@ -127,22 +129,32 @@ impl Faults {
         ((x % 1000) as u32, ((x >> 32) % 1000) as u32)
     }
 
-    /// Latency and stalls, common to every faulted operation.
+    /// Stalls, and the latency before an operation is sent.
     async fn delay(&self, d: u32, l: u32) {
         if d < self.cfg.stall {
             self.counts.stalls.fetch_add(1, Ordering::Relaxed);
             tokio::time::sleep(self.cfg.stall_for).await;
         }
+        self.half_latency(l).await;
+    }
+
+    /// Half the drawn latency (before a request, or before a reply).
+    async fn half_latency(&self, l: u32) {
         if !self.cfg.max_latency.is_zero() {
-            tokio::time::sleep(self.cfg.max_latency.mul_f64(f64::from(l) / 1000.0)).await;
+            tokio::time::sleep(self.cfg.max_latency.mul_f64(f64::from(l) / 2000.0)).await;
         }
     }
 
-    async fn write_fault(&self, op: &str, space: &str, key: &[u8]) -> WriteFault {
+    /// The fault for one write, and its latency draw.
+    async fn write_fault(&self, op: &str, space: &str, key: &[u8]) -> (WriteFault, u32) {
         let (d, l) = self.draw(op, space, key);
         // Stalls use the top of the range, the others the bottom, so one
         // draw decides both without correlating them.
         self.delay(999 - d, l).await;
+        (self.pick_write_fault(d), l)
+    }
+
+    fn pick_write_fault(&self, d: u32) -> WriteFault {
         let c = &self.cfg;
         let mut edge = c.applied_then_unknown;
         if d < edge {
@@ -187,10 +199,16 @@ impl Layer for Faults {
         write: BoxFuture<'a, StoreResult<Cas<T>>>,
     ) -> BoxFuture<'a, StoreResult<Cas<T>>> {
         Box::pin(async move {
-            match self.write_fault(op, space, key).await {
-                WriteFault::None => write.await,
+            let (fault, l) = self.write_fault(op, space, key).await;
+            match fault {
+                WriteFault::None => {
+                    let reply = write.await;
+                    self.half_latency(l).await;
+                    reply
+                }
                 WriteFault::AppliedThenUnknown => {
                     write.await?;
+                    self.half_latency(l).await;
                     Err(StoreError::Unknown(
                         "injected: applied, then timed out".into(),
                     ))
