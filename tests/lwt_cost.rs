@@ -71,6 +71,18 @@ async fn statement_costs_match_the_design() {
     // Point reads: primary key one read; unique key the claim then the row.
     assert_eq!(c.cost("SELECT v FROM one_key WHERE id = 1").await, (0, 1));
     assert_eq!(c.cost("SELECT v FROM one_key WHERE k = 'k1'").await, (0, 2));
+    // A key list: one read per distinct key (a claim read only for a
+    // missing unique key), whatever the table's size; never a scan.
+    assert_eq!(
+        c.cost("SELECT v FROM one_key WHERE id IN (1, 2, 2, 3)")
+            .await,
+        (0, 3)
+    );
+    assert_eq!(
+        c.cost("SELECT v FROM one_key WHERE k IN ('k1', 'nope')")
+            .await,
+        (0, 3)
+    );
 
     // UPDATE by primary key of a non-key column: one observation, one LWT.
     assert_eq!(

@@ -1,6 +1,8 @@
 //! Finding rows: a point read by primary key, a claim read by unique key,
-//! or a paged scan that streams and never holds the table in memory.
+//! the same for each item of a key list, or a paged scan that streams and
+//! never holds the table in memory.
 
+use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
@@ -55,6 +57,53 @@ fn matches(src: &Source, row: &RowRecord, params: &[Value], env: &SessionEnv) ->
     }
 }
 
+/// Reads of a key list in flight at once.
+const LIST_READS: usize = 16;
+
+/// Which key a point read goes by.
+#[derive(Clone, Copy)]
+enum By {
+    Primary,
+    Unique(usize),
+}
+
+/// The row holding `key`, filter not applied: by primary key one read;
+/// by unique key the claim, then its owner row, counted only if backed.
+async fn read_by(
+    store: &dyn Store,
+    t: &TableDef,
+    by: By,
+    key: Vec<u8>,
+) -> SqlResult<Option<Found>> {
+    let pk = match by {
+        By::Primary => key,
+        By::Unique(n) => {
+            let u = &t.uniques[n];
+            let Some(claim) = store.read_claim(&u.id, &key).await.map_err(store_error)? else {
+                return Ok(None);
+            };
+            let row = store.read_row(t, &claim.owner).await.map_err(store_error)?;
+            // Only a backed claim means the row holds the key.
+            return Ok(row
+                .filter(|r| r.live && u.key_of(&r.values).as_deref() == Some(&key[..]))
+                .map(|r| (claim.owner, r)));
+        }
+    };
+    let row = store.read_row(t, &pk).await.map_err(store_error)?;
+    Ok(row.map(|r| (pk, r)))
+}
+
+/// The key a point access reads by, and its columns.
+fn key_of_access(t: &TableDef, access: &Access) -> (By, Vec<usize>) {
+    match access {
+        Access::Key(_) | Access::KeyList(_) => (By::Primary, t.primary_key.clone()),
+        Access::Unique(n, _) | Access::UniqueList(n, _) => {
+            (By::Unique(*n), t.uniques[*n].columns.clone())
+        }
+        Access::Scan => unreachable!("a scan reads no key"),
+    }
+}
+
 /// At most one row, by primary key or through a unique key's claim.
 pub async fn point(
     store: &dyn Store,
@@ -69,35 +118,60 @@ pub async fn point(
         env,
     };
     let t = &src.table;
-    let pk = match &src.access {
-        Access::Key(exprs) => match pinned_key(t, &t.primary_key, exprs, &cx)? {
-            Some(pk) => pk,
-            None => return Ok(None),
-        },
-        Access::Unique(n, exprs) => {
-            let u = &t.uniques[*n];
-            let Some(key) = pinned_key(t, &u.columns, exprs, &cx)? else {
-                return Ok(None);
-            };
-            let Some(claim) = store.read_claim(&u.id, &key).await.map_err(store_error)? else {
-                return Ok(None);
-            };
-            // Only a backed claim means the row holds the key.
-            let row = store.read_row(t, &claim.owner).await.map_err(store_error)?;
-            return Ok(match row {
-                Some(r) if r.live && u.key_of(&r.values).as_deref() == Some(&key[..]) => {
-                    matches(src, &r, params, env)?.then_some((claim.owner, r))
-                }
-                _ => None,
-            });
-        }
-        Access::Scan => unreachable!("point() is for pinned keys"),
+    let (Access::Key(exprs) | Access::Unique(_, exprs)) = &src.access else {
+        unreachable!("point() is for pinned keys")
     };
-    let row = store.read_row(t, &pk).await.map_err(store_error)?;
-    Ok(match row {
-        Some(r) if matches(src, &r, params, env)? => Some((pk, r)),
+    let (by, cols) = key_of_access(t, &src.access);
+    let Some(key) = pinned_key(t, &cols, exprs, &cx)? else {
+        return Ok(None);
+    };
+    Ok(match read_by(store, t, by, key).await? {
+        Some((pk, r)) if matches(src, &r, params, env)? => Some((pk, r)),
         _ => None,
     })
+}
+
+/// The rows of a key list (`key IN (...)`): each distinct key read once,
+/// a few at a time, in key order (the order a scan would give).
+fn listed(
+    store: Arc<dyn Store>,
+    src: Source,
+    params: Arc<Vec<Value>>,
+    env: Arc<SessionEnv>,
+) -> BoxStream<'static, SqlResult<Found>> {
+    let (Access::KeyList(items) | Access::UniqueList(_, items)) = &src.access else {
+        unreachable!("listed() is for key lists")
+    };
+    let (by, cols) = key_of_access(&src.table, &src.access);
+    let cx = EvalCtx {
+        row: None,
+        excluded: None,
+        params: &params,
+        env: env.as_ref(),
+    };
+    let keys: SqlResult<BTreeSet<Vec<u8>>> = items
+        .iter()
+        .filter_map(|e| pinned_key(&src.table, &cols, std::slice::from_ref(e), &cx).transpose())
+        .collect();
+    let keys = match keys {
+        Ok(keys) => keys,
+        Err(e) => return stream::once(async { Err(e) }).boxed(),
+    };
+    let src = Arc::new(src);
+    stream::iter(keys)
+        .map(move |key| {
+            let (store, src, params, env) =
+                (store.clone(), src.clone(), params.clone(), env.clone());
+            async move {
+                Ok(match read_by(store.as_ref(), &src.table, by, key).await? {
+                    Some((pk, r)) if matches(&src, &r, &params, &env)? => Some((pk, r)),
+                    _ => None,
+                })
+            }
+        })
+        .buffered(LIST_READS)
+        .try_filter_map(|found| async move { Ok(found) })
+        .boxed()
 }
 
 /// Every live row matching the source, streamed page by page.
@@ -108,11 +182,15 @@ pub fn rows(
     env: Arc<SessionEnv>,
     page: usize,
 ) -> BoxStream<'static, SqlResult<Found>> {
-    if !matches!(src.access, Access::Scan) {
-        return stream::once(async move { point(store.as_ref(), &src, &params, &env).await })
-            .map_ok(|found| stream::iter(found.map(Ok)))
-            .try_flatten()
-            .boxed();
+    match src.access {
+        Access::Key(_) | Access::Unique(..) => {
+            return stream::once(async move { point(store.as_ref(), &src, &params, &env).await })
+                .map_ok(|found| stream::iter(found.map(Ok)))
+                .try_flatten()
+                .boxed();
+        }
+        Access::KeyList(_) | Access::UniqueList(..) => return listed(store, src, params, env),
+        Access::Scan => {}
     }
     let src = Arc::new(src);
     stream::try_unfold(Some(None::<Vec<u8>>), move |cursor| {

@@ -95,11 +95,11 @@ pub async fn run(
     };
     // A point lookup reads now, within the statement; scans stream as the
     // client takes rows.
-    let found = if matches!(source.access, crate::sql::plan::Access::Scan) {
-        read::rows(store, source.clone(), params.clone(), env.clone(), page)
-    } else {
+    let found = if source.access.is_point() {
         let one = read::point(store.as_ref(), source, &params, &env).await?;
         stream::iter(one.map(Ok)).boxed()
+    } else {
+        read::rows(store, source.clone(), params.clone(), env.clone(), page)
     };
     match &plan.output {
         Output::Aggregates(aggs) => {

@@ -41,8 +41,21 @@ pub enum Access {
     Key(Vec<Expr>),
     /// Every column of unique constraint `n` pinned: one claim read, then the row.
     Unique(usize, Vec<Expr>),
+    /// A single-column primary key in an `IN` list of constants: one row
+    /// read per distinct item (an ORM's batch load), a few at a time.
+    KeyList(Vec<Expr>),
+    /// A single-column unique key in an `IN` list of constants: a claim read
+    /// and a row read per distinct item.
+    UniqueList(usize, Vec<Expr>),
     /// Anything else: a paged scan.
     Scan,
+}
+
+impl Access {
+    /// At most one row, read within the statement.
+    pub fn is_point(&self) -> bool {
+        matches!(self, Access::Key(_) | Access::Unique(..))
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -922,23 +935,29 @@ pub fn compile_defaults(t: &TableDef) -> SqlResult<Vec<Option<Expr>>> {
         .collect()
 }
 
-/// Choose the access path: a pinned primary key, else a pinned unique key, else a scan.
+/// Choose the access path: a pinned primary key, else a pinned unique key,
+/// else a single-column primary or unique key in an `IN` list, else a scan.
 pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
     let mut pinned: Vec<Option<Expr>> = vec![None; table.columns.len()];
+    let mut listed: Vec<Option<Vec<Expr>>> = vec![None; table.columns.len()];
     if let Some(f) = &filter {
-        pin(f, &mut pinned);
+        pin(f, &mut pinned, &mut listed);
     }
     let take =
         |cols: &[usize]| -> Option<Vec<Expr>> { cols.iter().map(|&i| pinned[i].clone()).collect() };
+    let list = |cols: &[usize]| match cols {
+        [c] => listed[*c].clone(),
+        _ => None,
+    };
+    let uniques = || table.uniques.iter().enumerate();
     let access = if let Some(exprs) = take(&table.primary_key) {
         Access::Key(exprs)
-    } else if let Some((n, exprs)) = table
-        .uniques
-        .iter()
-        .enumerate()
-        .find_map(|(n, u)| take(&u.columns).map(|e| (n, e)))
-    {
+    } else if let Some((n, exprs)) = uniques().find_map(|(n, u)| take(&u.columns).map(|e| (n, e))) {
         Access::Unique(n, exprs)
+    } else if let Some(items) = list(&table.primary_key) {
+        Access::KeyList(items)
+    } else if let Some((n, items)) = uniques().find_map(|(n, u)| list(&u.columns).map(|i| (n, i))) {
+        Access::UniqueList(n, items)
     } else {
         Access::Scan
     };
@@ -950,11 +969,13 @@ pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
 }
 
 /// Record `col = constant` conjuncts.
-fn pin(e: &Expr, pinned: &mut [Option<Expr>]) {
+/// The columns the top-level conjuncts of a filter pin to one constant
+/// (`col = c`), or to a list of constants (`col IN (c1, c2)`).
+fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Vec<Expr>>]) {
     match e {
         Expr::Binary(BinOp::And, l, r) => {
-            pin(l, pinned);
-            pin(r, pinned);
+            pin(l, pinned, listed);
+            pin(r, pinned, listed);
         }
         Expr::Binary(BinOp::Eq, l, r) => match (l.as_ref(), r.as_ref()) {
             (Expr::Column(i), v) | (v, Expr::Column(i)) if is_constant(v) => {
@@ -962,6 +983,13 @@ fn pin(e: &Expr, pinned: &mut [Option<Expr>]) {
             }
             _ => {}
         },
+        Expr::InList(target, items, false) => {
+            if let Expr::Column(i) = target.as_ref() {
+                if items.iter().all(is_constant) {
+                    listed[*i] = Some(items.clone());
+                }
+            }
+        }
         _ => {}
     }
 }
@@ -1065,6 +1093,35 @@ mod tests {
         assert!(matches!(
             access("SELECT * FROM users WHERE id > 1"),
             Access::Scan
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id NOT IN (1, 2)"),
+            Access::Scan
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id IN (1, name)"),
+            Access::Scan
+        ));
+        assert!(matches!(
+            access("SELECT * FROM m WHERE org IN (1, 2)"),
+            Access::Scan
+        ));
+    }
+
+    #[test]
+    fn in_lists_on_single_column_keys_read_each_key() {
+        match access("SELECT * FROM users WHERE id IN (3, 1, $1) AND name <> 'x'") {
+            Access::KeyList(items) => assert_eq!(items.len(), 3),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            access("DELETE FROM users WHERE email IN ('a', 'b')"),
+            Access::UniqueList(0, _)
+        ));
+        // A pinned key still wins over a list.
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id IN (1, 2) AND email = 'a'"),
+            Access::Unique(0, _)
         ));
     }
 

@@ -1,0 +1,16 @@
+CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE, name text);
+INSERT INTO accounts VALUES (1, 'a@x', 'ann'), (2, 'b@x', 'bob'), (3, 'c@x', 'cy'), (4, NULL, 'dee'), (5, 'e@x', NULL);
+SELECT id, name FROM accounts WHERE id IN (3, 1, 99) ORDER BY id;
+SELECT id FROM accounts WHERE id IN (2, 2, 2) ORDER BY id;
+SELECT id FROM accounts WHERE id IN (1, NULL, 4) ORDER BY id;
+SELECT id FROM accounts WHERE id IN ('5', '1') ORDER BY id DESC;
+SELECT id FROM accounts WHERE id IN (1, 2, 3) AND name <> 'bob' ORDER BY id;
+SELECT count(*) FROM accounts WHERE id IN (1, 2, 3, 4, 5, 6);
+SELECT id FROM accounts WHERE id IN (2147483648, 1) ORDER BY id;
+SELECT id, email FROM accounts WHERE email IN ('c@x', 'a@x', 'zz@x', NULL) ORDER BY email;
+SELECT id FROM accounts WHERE email IN ('a@x') OR id = 5 ORDER BY id;
+UPDATE accounts SET name = upper(name) WHERE id IN (1, 3, 42) RETURNING id, name;
+DELETE FROM accounts WHERE email IN ('b@x', 'e@x') RETURNING id;
+SELECT id, email, name FROM accounts ORDER BY id;
+SELECT id FROM accounts WHERE id IN (1, 'x');
+DROP TABLE accounts;
