@@ -7,6 +7,7 @@
 mod common;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use common::TestStore;
 use keyclaim::config::AdoptConfig;
@@ -48,6 +49,20 @@ impl Legacy {
     }
 }
 
+/// A fresh test store, its CQL session, and a legacy keyspace made there by
+/// `statements`. None, after saying so, without a Cassandra node: the test
+/// is then skipped.
+async fn with_legacy(statements: &[&str]) -> Option<(TestStore, Arc<Cql>, Legacy)> {
+    let test = TestStore::fresh().await;
+    let Some(cassandra) = test.cassandra() else {
+        eprintln!("skipped: adoption needs KEYCLAIM_TEST_CASSANDRA");
+        return None;
+    };
+    let cql = cassandra.session().clone();
+    let legacy = Legacy::new(&cql, statements).await;
+    Some((test, cql, legacy))
+}
+
 async fn run(cql: &Cql, text: &str) {
     cql.query_unpaged(text, ())
         .await
@@ -71,13 +86,9 @@ fn adopt_users(legacy: &Legacy) -> AdoptConfig {
 
 #[tokio::test]
 async fn an_adopted_table_is_served_and_constrained() {
-    let probe = TestStore::fresh().await;
-    let Some(cassandra) = probe.cassandra() else {
-        eprintln!("skipped: adoption needs KEYCLAIM_TEST_CASSANDRA");
+    let Some((probe, cql, legacy)) = with_legacy(USERS).await else {
         return;
     };
-    let cql = cassandra.session().clone();
-    let legacy = Legacy::new(&cql, USERS).await;
     let entry = adopt_users(&legacy);
     let server = common::start_with(|c| c.store.adopt = vec![entry]).await;
     let client = server.connect().await;
@@ -195,22 +206,16 @@ async fn an_adopted_table_is_served_and_constrained() {
 
 #[tokio::test]
 async fn existing_duplicates_are_refused_as_postgres_refuses_an_index() {
-    let test = TestStore::fresh().await;
-    let Some(cassandra) = test.cassandra() else {
-        eprintln!("skipped: adoption needs KEYCLAIM_TEST_CASSANDRA");
+    let Some((test, cql, legacy)) = with_legacy(&[
+        "CREATE TABLE ks.dups (id int PRIMARY KEY, email text)",
+        "INSERT INTO ks.dups (id, email) VALUES (1, 'a@x')",
+        "INSERT INTO ks.dups (id, email) VALUES (2, 'a@x')",
+        "INSERT INTO ks.dups (id, email) VALUES (3, 'b@x')",
+    ])
+    .await
+    else {
         return;
     };
-    let cql = cassandra.session().clone();
-    let legacy = Legacy::new(
-        &cql,
-        &[
-            "CREATE TABLE ks.dups (id int PRIMARY KEY, email text)",
-            "INSERT INTO ks.dups (id, email) VALUES (1, 'a@x')",
-            "INSERT INTO ks.dups (id, email) VALUES (2, 'a@x')",
-            "INSERT INTO ks.dups (id, email) VALUES (3, 'b@x')",
-        ],
-    )
-    .await;
     let engine = Engine::new(test.store.clone(), EngineConfig::default());
     let entry = AdoptConfig {
         table: "dups".into(),
@@ -254,17 +259,13 @@ async fn existing_duplicates_are_refused_as_postgres_refuses_an_index() {
 
 #[tokio::test]
 async fn tables_keyclaim_cannot_manage_are_refused_with_reasons() {
-    let test = TestStore::fresh().await;
-    let Some(cassandra) = test.cassandra() else {
-        eprintln!("skipped: adoption needs KEYCLAIM_TEST_CASSANDRA");
+    let Some((test, cql, legacy)) = with_legacy(&[
+        "CREATE TABLE ks.events (day date, seq int, tags set<text>, PRIMARY KEY ((day), seq))",
+    ])
+    .await
+    else {
         return;
     };
-    let cql = cassandra.session().clone();
-    let legacy = Legacy::new(
-        &cql,
-        &["CREATE TABLE ks.events (day date, seq int, tags set<text>, PRIMARY KEY ((day), seq))"],
-    )
-    .await;
     let engine = Engine::new(test.store.clone(), EngineConfig::default());
     let entry = AdoptConfig {
         table: "events".into(),

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use keyclaim::store::faults::{FaultConfig, FaultyStore};
-use tokio_postgres::error::SqlState;
+use tokio_postgres::error::{DbError, SqlState};
 use tokio_postgres::Client;
 
 const WRITERS: usize = 16;
@@ -46,6 +46,27 @@ async fn slow_racers(
     (server, admin, clients)
 }
 
+/// Exactly one attempt of a round succeeded, and every other failed with
+/// 23505; the losers' errors, for their other fields.
+fn one_winner(results: &[Result<u64, tokio_postgres::Error>], round: i32) -> Vec<&DbError> {
+    let winners = results.iter().filter(|r| r.is_ok()).count();
+    assert_eq!(winners, 1, "round {round}: {results:?}");
+    let losers = results.iter().filter_map(|r| r.as_ref().err());
+    losers
+        .map(|e| {
+            let db = e
+                .as_db_error()
+                .unwrap_or_else(|| panic!("not a server error: {e}"));
+            assert_eq!(
+                db.code(),
+                &SqlState::UNIQUE_VIOLATION,
+                "round {round}: {db:?}"
+            );
+            db
+        })
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn same_unique_value_one_winner_per_round() {
     let (_server, admin, clients) =
@@ -61,17 +82,7 @@ async fn same_unique_value_one_winner_per_round() {
             }
         });
         let results = join_all(attempts).await;
-        let winners = results.iter().filter(|r| r.is_ok()).count();
-        assert_eq!(winners, 1, "round {round}: {results:?}");
-        for r in results.iter().filter_map(|r| r.as_ref().err()) {
-            let db = r
-                .as_db_error()
-                .unwrap_or_else(|| panic!("not a server error: {r}"));
-            assert_eq!(
-                db.code(),
-                &SqlState::UNIQUE_VIOLATION,
-                "round {round}: {db:?}"
-            );
+        for db in one_winner(&results, round) {
             assert_eq!(db.constraint(), Some("race_k_key"));
             assert_eq!(
                 db.detail(),
@@ -98,14 +109,7 @@ async fn same_primary_key_one_winner_per_round() {
                 .await
         });
         let results = join_all(attempts).await;
-        assert_eq!(
-            results.iter().filter(|r| r.is_ok()).count(),
-            1,
-            "round {round}: {results:?}"
-        );
-        for r in results.iter().filter_map(|r| r.as_ref().err()) {
-            let db = r.as_db_error().expect("server error");
-            assert_eq!(db.code(), &SqlState::UNIQUE_VIOLATION);
+        for db in one_winner(&results, round) {
             assert_eq!(db.constraint(), Some("pk_race_pkey"));
         }
     }
@@ -147,20 +151,7 @@ async fn two_unique_keys_one_winner_per_round() {
             }
         });
         let results = join_all(attempts).await;
-        assert_eq!(
-            results.iter().filter(|r| r.is_ok()).count(),
-            1,
-            "round {round}: {results:?}"
-        );
-        for r in results.iter().filter_map(|r| r.as_ref().err()) {
-            let db = r
-                .as_db_error()
-                .unwrap_or_else(|| panic!("not a server error: {r}"));
-            assert_eq!(
-                db.code(),
-                &SqlState::UNIQUE_VIOLATION,
-                "round {round}: {db:?}"
-            );
+        for db in one_winner(&results, round) {
             let expected = [
                 ("pair_a_key", format!("Key (a)=({a}) already exists.")),
                 ("pair_b_key", format!("Key (b)=({b}) already exists.")),

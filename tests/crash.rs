@@ -7,11 +7,11 @@
 //! A stalled writer (a proxy frozen past the lease, as with SIGSTOP) is the
 //! fault store's `stall`, exercised by tests/history.rs.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use tokio_postgres::NoTls;
 
 use keyclaim::catalog::TableDef;
 use keyclaim::config::Config;
@@ -40,19 +40,6 @@ fn config() -> Config {
     let mut c = Config::default();
     c.server.listen = "127.0.0.1:0".into();
     c
-}
-
-async fn connect(port: u16) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::Config::new()
-        .host("127.0.0.1")
-        .port(port)
-        .user("keyclaim")
-        .dbname("keyclaim")
-        .connect(NoTls)
-        .await
-        .expect("connects");
-    tokio::spawn(conn);
-    client
 }
 
 #[test]
@@ -88,7 +75,7 @@ fn a_proxy_killed_mid_storm_blocks_no_key_and_loses_nothing() {
             .await
             .unwrap()
             .spawn();
-        connect(s.addr().port())
+        common::connect_to(s.addr())
             .await
             .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
             .await
@@ -97,12 +84,12 @@ fn a_proxy_killed_mid_storm_blocks_no_key_and_loses_nothing() {
     });
     victim_rt.block_on(async {
         let s = Server::bind(&config(), engine(slow)).await.unwrap().spawn();
-        let port = s.addr().port();
+        let addr = s.addr();
         // Clients of the victim write on the victim's runtime: they die with it.
         for w in 0..WRITERS {
             let acked = acked.clone();
             tokio::spawn(async move {
-                let client = connect(port).await;
+                let client = common::connect_to(addr).await;
                 for n in 0.. {
                     let r = client
                         .execute(
@@ -132,7 +119,7 @@ fn a_proxy_killed_mid_storm_blocks_no_key_and_loses_nothing() {
         let rec = store.read_catalog("accounts").await.unwrap().unwrap();
         let def: TableDef = serde_json::from_str(&rec.definition).unwrap();
         let u = &def.uniques[0];
-        let c = connect(survivor.addr().port()).await;
+        let c = common::connect_to(survivor.addr()).await;
         let mut orphans = 0;
         let mut longest = Duration::ZERO;
         for (w, last) in &acked {
@@ -229,11 +216,11 @@ async fn a_writer_stalled_past_the_lease_is_fenced_and_never_duplicates() {
         .await
         .unwrap()
         .spawn();
-    let h = connect(healthy.addr().port()).await;
+    let h = common::connect_to(healthy.addr()).await;
     h.batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
         .await
         .unwrap();
-    let s = connect(stalled.addr().port()).await;
+    let s = common::connect_to(stalled.addr()).await;
     let slow = tokio::spawn(async move {
         s.execute("INSERT INTO accounts VALUES (1, 'x@example.com')", &[])
             .await

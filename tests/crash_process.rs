@@ -16,7 +16,6 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use keyclaim::config::Config;
-use tokio_postgres::NoTls;
 
 const LEASE_MS: u64 = 1000;
 const WRITERS: i32 = 6;
@@ -47,20 +46,10 @@ fn spawn(node: &str, keyspace: &str, port: u16) -> Child {
 async fn connect(port: u16) -> tokio_postgres::Client {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let attempt = tokio_postgres::Config::new()
-            .host("127.0.0.1")
-            .port(port)
-            .user("keyclaim")
-            .dbname("keyclaim")
-            .connect(NoTls)
-            .await;
-        match attempt {
-            Ok((client, conn)) => {
-                tokio::spawn(conn);
-                return client;
-            }
-            Err(e) if Instant::now() < deadline => {
-                let _ = e;
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        match common::connect_with(common::client_config(addr, common::USER)).await {
+            Ok(client) => return client,
+            Err(_) if Instant::now() < deadline => {
                 tokio::time::sleep(Duration::from_millis(200)).await;
             }
             Err(e) => panic!("keyclaim on {port} did not come up: {e}"),

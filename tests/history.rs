@@ -219,19 +219,6 @@ async fn proxy(store: Arc<dyn Store>) -> RunningServer {
         .spawn()
 }
 
-async fn connect(server: &RunningServer) -> tokio_postgres::Client {
-    let (client, conn) = tokio_postgres::Config::new()
-        .host("127.0.0.1")
-        .port(server.addr().port())
-        .user("keyclaim")
-        .dbname("keyclaim")
-        .connect(NoTls)
-        .await
-        .expect("connects");
-    tokio::spawn(conn);
-    client
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn histories_under_faults_are_correct() {
     let secs = env_or("KEYCLAIM_HISTORY_SECS", 20);
@@ -255,7 +242,7 @@ async fn histories_under_faults_are_correct() {
     for _ in 0..PROXIES {
         proxies.push(proxy(faulty.clone()).await);
     }
-    connect(&proxies[0])
+    common::connect_to(proxies[0].addr())
         .await
         .batch_execute(
             "CREATE TABLE kv (id integer PRIMARY KEY, a integer UNIQUE, b integer NOT NULL, c integer, v integer NOT NULL, UNIQUE (b, c))",
@@ -266,7 +253,7 @@ async fn histories_under_faults_are_correct() {
     let deadline = Instant::now() + Duration::from_secs(secs);
     let mut workers = Vec::new();
     for w in 0..WORKERS {
-        let client = connect(&proxies[w % PROXIES]).await;
+        let client = common::connect_to(proxies[w % PROXIES].addr()).await;
         workers.push(tokio::spawn(async move {
             let mut rng = StdRng::seed_from_u64(seed * 1000 + w as u64);
             let mut ops = Vec::new();

@@ -68,6 +68,21 @@ async fn slow_server() -> (common::TestServer, Client) {
     (server, client)
 }
 
+/// Runs `sql` with `statement_timeout` set to `timeout`, then turns the
+/// timeout off again.
+async fn within(client: &Client, timeout: &str, sql: &str) -> Result<u64, tokio_postgres::Error> {
+    client
+        .batch_execute(&format!("SET statement_timeout = '{timeout}'"))
+        .await
+        .unwrap();
+    let result = client.execute(sql, &[]).await;
+    client
+        .batch_execute("SET statement_timeout = 0")
+        .await
+        .unwrap();
+    result
+}
+
 async fn count(client: &Client, sql: &str) -> i64 {
     client.query_one(sql, &[]).await.unwrap().get(0)
 }
@@ -84,19 +99,7 @@ fn assert_canceled(result: Result<u64, tokio_postgres::Error>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_insert_timed_out_before_its_commit_writes_nothing() {
     let (_server, client) = slow_server().await;
-    client
-        .batch_execute("SET statement_timeout = '30ms'")
-        .await
-        .unwrap();
-    assert_canceled(
-        client
-            .execute("INSERT INTO t VALUES (1, 'a', 0)", &[])
-            .await,
-    );
-    client
-        .batch_execute("SET statement_timeout = 0")
-        .await
-        .unwrap();
+    assert_canceled(within(&client, "30ms", "INSERT INTO t VALUES (1, 'a', 0)").await);
     assert_eq!(count(&client, "SELECT count(*) FROM t").await, 0);
     client
         .execute("INSERT INTO t VALUES (2, 'a', 0)", &[])
@@ -110,19 +113,10 @@ async fn an_insert_timed_out_before_its_commit_writes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_insert_timed_out_during_its_commit_finishes() {
     let (_server, client) = slow_server().await;
-    client
-        .batch_execute("SET statement_timeout = '90ms'")
-        .await
-        .unwrap();
-    let n = client
-        .execute("INSERT INTO t VALUES (1, 'a', 0)", &[])
+    let n = within(&client, "90ms", "INSERT INTO t VALUES (1, 'a', 0)")
         .await
         .expect("a row already committed is not reported as canceled");
     assert_eq!(n, 1);
-    client
-        .batch_execute("SET statement_timeout = 0")
-        .await
-        .unwrap();
     assert_eq!(count(&client, "SELECT count(*) FROM t").await, 1);
 }
 
@@ -130,22 +124,14 @@ async fn an_insert_timed_out_during_its_commit_finishes() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_timed_out_multi_row_insert_leaves_none() {
     let (_server, client) = slow_server().await;
-    client
-        .batch_execute("SET statement_timeout = '300ms'")
-        .await
-        .unwrap();
     assert_canceled(
-        client
-            .execute(
-                "INSERT INTO t VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0), (4, 'd', 0), (5, 'e', 0)",
-                &[],
-            )
-            .await,
+        within(
+            &client,
+            "300ms",
+            "INSERT INTO t VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0), (4, 'd', 0), (5, 'e', 0)",
+        )
+        .await,
     );
-    client
-        .batch_execute("SET statement_timeout = 0")
-        .await
-        .unwrap();
     assert_eq!(count(&client, "SELECT count(*) FROM t").await, 0);
 }
 
@@ -198,15 +184,7 @@ async fn an_interrupted_delete_answers_what_it_did() {
         .batch_execute("INSERT INTO t VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0)")
         .await
         .unwrap();
-    client
-        .batch_execute("SET statement_timeout = '30ms'")
-        .await
-        .unwrap();
-    let result = client.execute("DELETE FROM t", &[]).await;
-    client
-        .batch_execute("SET statement_timeout = 0")
-        .await
-        .unwrap();
+    let result = within(&client, "30ms", "DELETE FROM t").await;
     let left = count(&client, "SELECT count(*) FROM t").await;
     match result {
         Ok(n) => assert_eq!((n, left), (3, 0)),

@@ -56,9 +56,10 @@ async fn trust_lets_anyone_in() {
     }
 }
 
-#[tokio::test]
-async fn cleartext_password() {
-    let server = common::start_with(with_users(AuthMethod::Cleartext)).await;
+/// The right password logs in; a wrong one, or an unknown user, fails the
+/// same way (with SCRAM the unknown user goes through the whole exchange).
+async fn passwords_are_checked(method: AuthMethod) {
+    let server = common::start_with(with_users(method)).await;
     let client = login(&server, "app", "s3cret").await.unwrap();
     client.batch_execute("SHOW server_version").await.unwrap();
     assert_auth_failed(login(&server, "app", "wrong").await.unwrap_err(), "app");
@@ -69,16 +70,13 @@ async fn cleartext_password() {
 }
 
 #[tokio::test]
+async fn cleartext_password() {
+    passwords_are_checked(AuthMethod::Cleartext).await;
+}
+
+#[tokio::test]
 async fn scram_sha_256_password() {
-    let server = common::start_with(with_users(AuthMethod::ScramSha256)).await;
-    let client = login(&server, "app", "s3cret").await.unwrap();
-    client.batch_execute("SHOW server_version").await.unwrap();
-    assert_auth_failed(login(&server, "app", "wrong").await.unwrap_err(), "app");
-    // An unknown user goes through the whole exchange and fails the same way.
-    assert_auth_failed(
-        login(&server, "nobody", "s3cret").await.unwrap_err(),
-        "nobody",
-    );
+    passwords_are_checked(AuthMethod::ScramSha256).await;
 }
 
 #[tokio::test]

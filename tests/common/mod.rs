@@ -199,23 +199,43 @@ pub fn init_logging() {
         .try_init();
 }
 
+/// A client config for the proxy at `addr`, as `user`, without a password.
+pub fn client_config(addr: SocketAddr, user: &str) -> tokio_postgres::Config {
+    let mut config = tokio_postgres::Config::new();
+    config
+        .host(addr.ip().to_string())
+        .port(addr.port())
+        .user(user)
+        .dbname("keyclaim");
+    config
+}
+
+/// Connects with `config`, driving the connection in a task of its own.
+pub async fn connect_with(config: tokio_postgres::Config) -> Result<Client, tokio_postgres::Error> {
+    let (client, connection) = config.connect(NoTls).await?;
+    tokio::spawn(async move {
+        let _ = connection.await;
+    });
+    Ok(client)
+}
+
+/// A connected client as [`USER`] of the proxy at `addr` (one a test runs
+/// itself); panics if it cannot connect.
+pub async fn connect_to(addr: SocketAddr) -> Client {
+    connect_with(client_config(addr, USER))
+        .await
+        .expect("test client connects")
+}
+
 impl TestServer {
     /// A client config for this server, as `user`, without a password.
     pub fn client_config(&self, user: &str) -> tokio_postgres::Config {
-        let mut config = tokio_postgres::Config::new();
-        config
-            .host(self.addr.ip().to_string())
-            .port(self.addr.port())
-            .user(user)
-            .dbname("keyclaim");
-        config
+        client_config(self.addr, user)
     }
 
     /// A connected client as [`USER`]; panics if it cannot connect.
     pub async fn connect(&self) -> Client {
-        self.connect_with(self.client_config(USER))
-            .await
-            .expect("test client connects")
+        connect_to(self.addr).await
     }
 
     /// Connects with `config`, driving the connection in a task of its own.
@@ -223,11 +243,7 @@ impl TestServer {
         &self,
         config: tokio_postgres::Config,
     ) -> Result<Client, tokio_postgres::Error> {
-        let (client, connection) = config.connect(NoTls).await?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
-        Ok(client)
+        connect_with(config).await
     }
 
     /// A bare protocol client, started up as [`USER`], and its startup reply.
