@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::error::{sqlstate, SqlError, SqlResult};
-use crate::store::{Cas, CatalogRecord, Store, StoreError};
+use crate::store::{Cas, CatalogRecord, RowRecord, Store, StoreError};
 use crate::types::{SqlType, Value};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -91,6 +91,12 @@ impl UniqueDef {
             return None;
         }
         Some(crate::types::encode_key(&key))
+    }
+
+    /// Whether `row` backs a claim on `key` (claims.md, rule 1): it is live
+    /// and holds that key. Only a backed claim means the key is taken.
+    pub fn backed_by(&self, key: &[u8], row: &RowRecord) -> bool {
+        row.live && self.key_of(&row.values).as_deref() == Some(key)
     }
 }
 

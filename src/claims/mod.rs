@@ -157,5 +157,5 @@ pub async fn claim_keys(
     owner: &[u8],
     txn: TxnId,
 ) -> Result<(), WriteError> {
-    resolve::claim_all(w, keys, owner, txn, w.deadline).await
+    resolve::claim_all(w, keys, owner, txn).await
 }

@@ -53,9 +53,8 @@ pub(crate) async fn claim_all(
     keys: &[KeyClaim],
     owner: &[u8],
     txn: TxnId,
-    deadline: Instant,
 ) -> Result<(), WriteError> {
-    claim_more(w, Vec::new(), keys, owner, txn, deadline).await
+    claim_more(w, Vec::new(), keys, owner, txn).await
 }
 
 /// Claims `keys` for `owner` with `txn` while already holding `held` (with
@@ -72,7 +71,6 @@ async fn claim_more(
     keys: &[KeyClaim],
     owner: &[u8],
     txn: TxnId,
-    deadline: Instant,
 ) -> Result<(), WriteError> {
     // A lone key can be waited for at once: nothing else is held meanwhile.
     let on_busy = if keys.len() == 1 && held.is_empty() {
@@ -80,11 +78,7 @@ async fn claim_more(
     } else {
         OnBusy::Report
     };
-    let results = join_all(
-        keys.iter()
-            .map(|k| claim_one(w, k, owner, txn, on_busy, deadline)),
-    )
-    .await;
+    let results = join_all(keys.iter().map(|k| claim_one(w, k, owner, txn, on_busy))).await;
     let mut busy = Vec::new();
     let mut first_err = None;
     for (k, r) in keys.iter().zip(results) {
@@ -103,7 +97,7 @@ async fn claim_more(
     if busy.is_empty() {
         return Ok(());
     }
-    claim_in_order(w, held, busy, owner, txn, deadline).await
+    claim_in_order(w, held, busy, owner, txn).await
 }
 
 /// The contended path of `claim_all`. Keep only the held keys ordered before
@@ -118,7 +112,6 @@ async fn claim_in_order(
     busy: Vec<KeyClaim>,
     owner: &[u8],
     txn: TxnId,
-    deadline: Instant,
 ) -> Result<(), WriteError> {
     let order = |a: &KeyClaim, b: &KeyClaim| key_order(w, a, b);
     let first_busy = busy.iter().min_by(|a, b| order(a, b)).cloned();
@@ -132,7 +125,7 @@ async fn claim_in_order(
     let mut rest: Vec<KeyClaim> = busy.into_iter().chain(after).collect();
     rest.sort_by(order);
     for k in rest {
-        if let Err(e) = claim_one(w, &k, owner, txn, OnBusy::Wait, deadline).await {
+        if let Err(e) = claim_one(w, &k, owner, txn, OnBusy::Wait).await {
             release(w, &kept, txn, None).await;
             return Err(e);
         }
@@ -157,7 +150,6 @@ async fn claim_one(
     owner: &[u8],
     txn: TxnId,
     on_busy: OnBusy,
-    deadline: Instant,
 ) -> Result<Claimed, WriteError> {
     let constraint = &w.table.uniques[k.unique];
     let mut backoff = Duration::from_millis(1);
@@ -193,20 +185,13 @@ async fn claim_one(
             Resolution::InFlight if on_busy == OnBusy::Report => return Ok(Claimed::Busy),
             Resolution::InFlight => {
                 w.stats.bump(Event::Wait);
-                if Instant::now() >= deadline {
-                    return Err(WriteError::Sql(lock_timeout()));
-                }
-                // A cancel or statement_timeout ends a wait, as in PostgreSQL.
-                crate::stop::check(w.stop)?;
+                // The lock timeout, a cancel or statement_timeout end a
+                // wait, as in PostgreSQL.
+                before_retry(w)?;
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_millis(20));
             }
-            Resolution::Cleared => {
-                if Instant::now() >= deadline {
-                    return Err(WriteError::Sql(lock_timeout()));
-                }
-                crate::stop::check(w.stop)?;
-            }
+            Resolution::Cleared => before_retry(w)?,
         }
     }
 }
@@ -226,7 +211,7 @@ async fn resolve(
     .map_err(|e| WriteError::Sql(store_error(e)))?;
     let backed = row
         .as_ref()
-        .is_some_and(|r| r.live && constraint.key_of(&r.values).as_deref() == Some(&k.key[..]));
+        .is_some_and(|r| constraint.backed_by(&k.key, r));
     if backed {
         return Ok(if existing.owner == my_owner {
             Resolution::ThisRow
@@ -299,11 +284,8 @@ pub(crate) async fn release(
     txn: TxnId,
     row: Option<&RowRecord>,
 ) {
-    let backed_by_row = |k: &KeyClaim| {
-        row.is_some_and(|r| {
-            r.live && w.table.uniques[k.unique].key_of(&r.values).as_deref() == Some(&k.key[..])
-        })
-    };
+    let backed_by_row =
+        |k: &KeyClaim| row.is_some_and(|r| w.table.uniques[k.unique].backed_by(&k.key, r));
     let deletes = keys.iter().filter(|k| !backed_by_row(k)).map(|k| {
         w.store
             .delete_claim(&w.table.uniques[k.unique].id, &k.key, txn)
@@ -319,7 +301,6 @@ pub(crate) async fn restamp_all(
     owner: &[u8],
     old: TxnId,
     new: TxnId,
-    deadline: Instant,
 ) -> Result<(), WriteError> {
     let mut lost = Vec::new();
     for k in keys {
@@ -339,7 +320,18 @@ pub(crate) async fn restamp_all(
         return Ok(());
     }
     let kept: Vec<KeyClaim> = keys.iter().filter(|k| !lost.contains(k)).cloned().collect();
-    claim_more(w, kept, &lost, owner, new, deadline).await
+    claim_more(w, kept, &lost, owner, new).await
+}
+
+/// Before a write tries again (a claim after a wait or a takeover, a row
+/// after a restart): past the statement's lock deadline it fails with
+/// 55P03, and a requested stop stops it.
+pub(crate) fn before_retry(w: &RowWrite<'_>) -> Result<(), WriteError> {
+    if Instant::now() >= w.deadline {
+        return Err(WriteError::Sql(lock_timeout()));
+    }
+    crate::stop::check(w.stop)?;
+    Ok(())
 }
 
 pub(crate) fn lock_timeout() -> SqlError {

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::resolve::{claim_all, release, restamp_all, KeyClaim};
+use super::resolve::{before_retry, claim_all, release, restamp_all, KeyClaim};
 use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event};
 use crate::catalog::{store_error, TableDef};
 use crate::error::{sqlstate, SqlError};
@@ -84,7 +84,7 @@ pub async fn insert_row(
     let keys = keys_of(w.table, &values);
     let mut txn = new_txn();
     let mut expected: Option<TxnId> = None;
-    claim_all(w, &keys, pk, txn, w.deadline).await?;
+    claim_all(w, &keys, pk, txn).await?;
     stop_before_commit(w, &keys, txn).await?;
     loop {
         let row = RowRecord {
@@ -157,7 +157,7 @@ pub async fn insert_row(
                 }
                 w.stats.bump(Event::Restart);
                 let next = new_txn();
-                restamp_all(w, &keys, pk, txn, next, w.deadline).await?;
+                restamp_all(w, &keys, pk, txn, next).await?;
                 txn = next;
                 expected = other.map(|r| r.version);
             }
@@ -224,7 +224,7 @@ pub async fn update_row(
             .cloned()
             .collect();
         let replaced: Vec<&KeyClaim> = old_keys.iter().filter(|k| !new_keys.contains(k)).collect();
-        match claim_all(w, &changed, pk, txn, w.deadline).await {
+        match claim_all(w, &changed, pk, txn).await {
             Ok(()) => {}
             // The row changed under us: observe again.
             Err(WriteError::ThisRow) => continue,
@@ -374,10 +374,7 @@ async fn observe(
     pk: &[u8],
     returned: Option<Option<RowRecord>>,
 ) -> Result<Option<RowRecord>, WriteError> {
-    if Instant::now() >= w.deadline {
-        return Err(WriteError::Sql(super::resolve::lock_timeout()));
-    }
-    crate::stop::check(w.stop)?;
+    before_retry(w)?;
     let current = match returned {
         Some(r) => r,
         None => read(w, pk).await?,

@@ -85,7 +85,7 @@ async fn read_by(
             let row = store.read_row(t, &claim.owner).await.map_err(store_error)?;
             // Only a backed claim means the row holds the key.
             return Ok(row
-                .filter(|r| r.live && u.key_of(&r.values).as_deref() == Some(&key[..]))
+                .filter(|r| u.backed_by(&key, r))
                 .map(|r| (claim.owner, r)));
         }
     };
@@ -94,14 +94,27 @@ async fn read_by(
 }
 
 /// The key a point access reads by, and its columns.
-fn key_of_access(t: &TableDef, access: &Access) -> (By, Vec<usize>) {
+fn key_of_access<'t>(t: &'t TableDef, access: &Access) -> (By, &'t [usize]) {
     match access {
-        Access::Key(_) | Access::KeyList(_) => (By::Primary, t.primary_key.clone()),
-        Access::Unique(n, _) | Access::UniqueList(n, _) => {
-            (By::Unique(*n), t.uniques[*n].columns.clone())
-        }
+        Access::Key(_) | Access::KeyList(_) => (By::Primary, &t.primary_key),
+        Access::Unique(n, _) | Access::UniqueList(n, _) => (By::Unique(*n), &t.uniques[*n].columns),
         Access::Scan => unreachable!("a scan reads no key"),
     }
+}
+
+/// The row holding `key`, if it also matches the source's filter.
+async fn read_matching(
+    store: &dyn Store,
+    src: &Source,
+    by: By,
+    key: Vec<u8>,
+    params: &[Value],
+    env: &SessionEnv,
+) -> SqlResult<Option<Found>> {
+    Ok(match read_by(store, &src.table, by, key).await? {
+        Some((pk, r)) if matches(src, &r, params, env)? => Some((pk, r)),
+        _ => None,
+    })
 }
 
 /// At most one row, by primary key or through a unique key's claim.
@@ -122,13 +135,10 @@ pub async fn point(
         unreachable!("point() is for pinned keys")
     };
     let (by, cols) = key_of_access(t, &src.access);
-    let Some(key) = pinned_key(t, &cols, exprs, &cx)? else {
+    let Some(key) = pinned_key(t, cols, exprs, &cx)? else {
         return Ok(None);
     };
-    Ok(match read_by(store, t, by, key).await? {
-        Some((pk, r)) if matches(src, &r, params, env)? => Some((pk, r)),
-        _ => None,
-    })
+    read_matching(store, src, by, key, params, env).await
 }
 
 /// The rows of a key list (`key IN (...)`): each distinct key read once,
@@ -151,7 +161,7 @@ fn listed(
     };
     let keys: SqlResult<BTreeSet<Vec<u8>>> = items
         .iter()
-        .filter_map(|e| pinned_key(&src.table, &cols, std::slice::from_ref(e), &cx).transpose())
+        .filter_map(|e| pinned_key(&src.table, cols, std::slice::from_ref(e), &cx).transpose())
         .collect();
     let keys = match keys {
         Ok(keys) => keys,
@@ -162,12 +172,7 @@ fn listed(
         .map(move |key| {
             let (store, src, params, env) =
                 (store.clone(), src.clone(), params.clone(), env.clone());
-            async move {
-                Ok(match read_by(store.as_ref(), &src.table, by, key).await? {
-                    Some((pk, r)) if matches(&src, &r, &params, &env)? => Some((pk, r)),
-                    _ => None,
-                })
-            }
+            async move { read_matching(store.as_ref(), &src, by, key, &params, &env).await }
         })
         .buffered(LIST_READS)
         .try_filter_map(|found| async move { Ok(found) })

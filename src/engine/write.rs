@@ -4,11 +4,11 @@
 //! An INSERT or UPDATE of many rows is all-or-nothing: on an error, or when
 //! a cancel or statement_timeout asks it to stop (`crate::stop`: checked
 //! before each row, and between claiming and committing one), the rows it
-//! already wrote are undone, each by a CAS on the version this statement wrote, so an undo
-//! never touches another's data. If an undo cannot be confirmed the answer
-//! is 40003, never an error that would claim nothing happened. A DELETE is
-//! not undone: it stops only before its first row, and an error after it
-//! deleted rows answers 40003.
+//! already wrote are undone, each by a CAS on the version this statement
+//! wrote, so an undo never touches another's data. If an undo cannot be
+//! confirmed the answer is 40003, never an error that would claim nothing
+//! happened. A DELETE is not undone: it stops only before its first row,
+//! and an error after it deleted rows answers 40003.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -386,10 +386,11 @@ impl Writer<'_> {
             returned: Vec::new(),
         };
         for (pk, row) in candidates {
-            let result = match stop::check(self.stop) {
-                Ok(()) => self.update_one(&w, plan, pk, row, &mut undo).await,
-                Err(e) => Err(e),
-            };
+            let result = async {
+                stop::check(self.stop)?;
+                self.update_one(&w, plan, pk, row, &mut undo).await
+            }
+            .await;
             if let Err(e) = written.add(result, &plan.returning, self) {
                 return Err(self.abandon(t, undo, e).await);
             }
@@ -520,26 +521,23 @@ impl Writer<'_> {
         let w = self.row_write(t);
         let candidates = scan.candidates(&plan.source, self.params).await?;
         let _writing = self.stop.map(Stop::writing);
+        // A DELETE is not undone, so it may stop only before its first row;
+        // after that it finishes, out of the interrupt's reach.
+        let unstoppable = RowWrite { stop: None, ..w };
         let mut written = Written {
             count: 0,
             returned: Vec::new(),
         };
         for (pk, row) in candidates {
-            // A DELETE is not undone, so it may stop only before its first
-            // row; after that it finishes, out of the interrupt's reach.
-            let unstoppable = RowWrite {
-                stop: None,
-                ..self.row_write(t)
-            };
             let w = if written.count == 0 { &w } else { &unstoppable };
             let deleted = self.delete_one(w, plan, pk, row, &mut written).await;
             if let Err(e) = deleted {
                 return Err(match written.count {
                     0 => e,
-                    n => SqlError::completion_unknown(format!(
-                        "The statement failed ({}: {}) after it had deleted {n} row(s), which stay deleted.",
-                        e.code, e.message
-                    )),
+                    n => failed_after(
+                        &e,
+                        &format!("it had deleted {n} row(s), which stay deleted"),
+                    ),
                 });
             }
         }
@@ -575,10 +573,10 @@ impl Writer<'_> {
     async fn abandon(&self, table: &TableDef, undo: Vec<Undo>, error: SqlError) -> SqlError {
         match self.rollback(table, undo).await {
             Ok(()) => error,
-            Err(cause) => SqlError::completion_unknown(format!(
-                "The statement failed ({}: {}) after writing rows, and undoing them could not be confirmed: {cause}.",
-                error.code, error.message
-            )),
+            Err(cause) => failed_after(
+                &error,
+                &format!("writing rows, and undoing them could not be confirmed: {cause}"),
+            ),
         }
     }
 
@@ -639,6 +637,15 @@ impl Writer<'_> {
         }
         Ok(())
     }
+}
+
+/// 40003 for a statement that failed with `error` after `what` had
+/// happened: its writes may stay.
+fn failed_after(error: &SqlError, what: &str) -> SqlError {
+    SqlError::completion_unknown(format!(
+        "The statement failed ({}: {}) after {what}.",
+        error.code, error.message
+    ))
 }
 
 fn pk_change_in_upsert() -> SqlError {
