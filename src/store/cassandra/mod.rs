@@ -233,6 +233,19 @@ impl CassandraStore {
         rows_of(result)
     }
 
+    /// An LWT on the claims table: applied, or the claim there now.
+    async fn claim_lwt(
+        &self,
+        stmt: &PreparedStatement,
+        binds: Vec<Bind>,
+    ) -> StoreResult<Cas<ClaimRecord>> {
+        let rows = self.run(stmt, binds, true).await?;
+        match lwt_answer(&rows)? {
+            None => Ok(Cas::Applied),
+            Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
+        }
+    }
+
     async fn run_ddl(&self, text: String) -> StoreResult<()> {
         self.session
             .query_unpaged(text, ())
@@ -418,13 +431,7 @@ impl Store for CassandraStore {
             blob(&claim.owner),
             uuid(claim.txn),
         ];
-        let rows = self
-            .run(&self.stmts.fixed.claim_insert, binds, true)
-            .await?;
-        match lwt_answer(&rows)? {
-            None => Ok(Cas::Applied),
-            Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
-        }
+        self.claim_lwt(&self.stmts.fixed.claim_insert, binds).await
     }
 
     async fn restamp_claim(
@@ -441,13 +448,7 @@ impl Store for CassandraStore {
             uuid(expected),
             blob(&[]),
         ];
-        let rows = self
-            .run(&self.stmts.fixed.claim_restamp, binds, true)
-            .await?;
-        match lwt_answer(&rows)? {
-            None => Ok(Cas::Applied),
-            Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
-        }
+        self.claim_lwt(&self.stmts.fixed.claim_restamp, binds).await
     }
 
     async fn delete_claim(
@@ -457,13 +458,7 @@ impl Store for CassandraStore {
         expected: TxnId,
     ) -> StoreResult<Cas<ClaimRecord>> {
         let binds = vec![text(constraint), blob(key), uuid(expected), blob(&[])];
-        let rows = self
-            .run(&self.stmts.fixed.claim_delete, binds, true)
-            .await?;
-        match lwt_answer(&rows)? {
-            None => Ok(Cas::Applied),
-            Some(current) => Ok(Cas::NotApplied(claim_of(&current)?)),
-        }
+        self.claim_lwt(&self.stmts.fixed.claim_delete, binds).await
     }
 
     /// A constraint's claims are spread over the whole claims table (the
