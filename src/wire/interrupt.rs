@@ -68,14 +68,8 @@ impl Interrupt {
         &self,
         work: impl Future<Output = Result<T, E>>,
     ) -> Result<T, E> {
-        if self.is_inert() {
-            return work.await;
-        }
-        tokio::select! {
-            biased;
-            done = work => done,
-            error = self.fired() => Err(error.into()),
-        }
+        // A stop state no write ever enters: interrupted, the work is dropped.
+        self.guard_write(&Stop::default(), work).await
     }
 
     /// As [`guard`](Self::guard), for a statement that may write with

@@ -186,12 +186,6 @@ pub struct ConnectionHandlers {
     cancel: Arc<DefaultCancelHandler>,
 }
 
-impl ConnectionHandlers {
-    fn invalid_text(&self) -> Arc<utf8::InvalidText> {
-        self.connection.invalid_text.clone()
-    }
-}
-
 impl PgWireServerHandlers for ConnectionHandlers {
     fn simple_query_handler(&self) -> Arc<impl pgwire::api::query::SimpleQueryHandler> {
         self.connection.clone()

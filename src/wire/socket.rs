@@ -41,15 +41,15 @@ pub async fn serve(
     let Some(framed) = negotiated else {
         return Ok(());
     };
+    let connection = handlers.connection.clone();
     let parts = framed.into_parts();
-    let guard = Utf8Guard::new(parts.io, parts.read_buf, handlers.invalid_text());
+    let guard = Utf8Guard::new(parts.io, parts.read_buf, connection.invalid_text.clone());
     let mut guarded = FramedParts::new::<PgWireBackendMessage>(guard, parts.codec);
     guarded.write_buf = parts.write_buf;
     let mut socket = Framed::from_parts(guarded);
 
     // Every handler but cancel and copy is the connection itself (named
     // concretely: process_message needs its statement type).
-    let connection = handlers.connection.clone();
     let copy_handler = handlers.copy_handler();
     let cancel_handler = handlers.cancel_handler();
     loop {
