@@ -9,10 +9,16 @@
 //!   finds invalid UTF-8 in the raw bytes), pgwire handlers (startup and
 //!   auth, simple and extended query), parameter decoding, row encoding, and
 //!   the one place errors become ErrorResponses.
-//! - [`session`]: per-connection settings and transaction-block state.
+//! - [`session`]: one connection's settings and transaction block; session
+//!   statements (SET, SHOW, BEGIN, COMMIT, SAVEPOINT, DISCARD, DEALLOCATE)
+//!   as typed plans in `session::utility`.
+//! - [`txn`]: the transaction context every statement runs in (implicit or
+//!   the explicit block), admitted in one place (25P02), with its lock
+//!   deadline from the session's lock_timeout.
 //! - [`stop`]: cancel and statement_timeout reach a write only at its safe
 //!   points, so an interrupted write is undone rather than cut off.
-//! - [`engine`]: one statement as named stages: parse, plan, check, execute.
+//! - [`engine`]: one statement as named stages: parse, plan, admit, bind,
+//!   run, each stage given one statement context (`engine::ctx`).
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
@@ -44,6 +50,7 @@ pub mod session;
 pub mod sql;
 pub mod stop;
 pub mod store;
+pub mod txn;
 pub mod types;
 pub mod wire;
 

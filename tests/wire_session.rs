@@ -376,3 +376,81 @@ async fn isolation_levels_keyclaim_cannot_give_are_refused() {
     assert_eq!(row.get::<_, String>(0), "on");
     tx.commit().await.unwrap();
 }
+
+#[tokio::test]
+async fn deallocate_as_postgresql_answers_it() {
+    let server = common::start().await;
+    let client = server.connect().await;
+    // psycopg sends DEALLOCATE ALL after a ROLLBACK once it prepares statements.
+    client.batch_execute("BEGIN").await.unwrap();
+    let rollback = client.prepare("ROLLBACK").await.unwrap();
+    client.execute(&rollback, &[]).await.unwrap();
+    let messages = client.simple_query("DEALLOCATE ALL").await.unwrap();
+    let SimpleQueryMessage::CommandComplete(_) = &messages[0] else {
+        panic!("{messages:?}")
+    };
+
+    // A named statement, deallocated: binding it afterwards fails.
+    let (mut raw, _) = server.raw().await;
+    raw.send(b'P', b"one\0SELECT 1\0\0\0").await;
+    raw.send(b'S', b"").await;
+    assert!(raw.read_until_ready().await.errors().is_empty());
+    assert_eq!(
+        raw.query("DEALLOCATE PREPARE one").await.tags(),
+        vec!["DEALLOCATE"]
+    );
+    raw.send(b'B', b"\0one\0\0\0\0\0\0\0").await;
+    raw.send(b'S', b"").await;
+    let errors = raw.read_until_ready().await.errors();
+    assert_eq!(errors.len(), 1, "{errors:?}");
+    assert_eq!(errors[0].0, "26000");
+
+    let e = client.batch_execute("DEALLOCATE nope").await.unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(
+        (db.code().code(), db.message()),
+        ("26000", "prepared statement \"nope\" does not exist")
+    );
+}
+
+#[tokio::test]
+async fn lock_timeout_set_in_the_session_bounds_a_wait() {
+    use keyclaim::store::ClaimRecord;
+    use keyclaim::types::{encode_key, Value};
+    // The lease (1 s) is longer than the session's lock_timeout: a
+    // statement that waits for an unfinished claim must give up first.
+    let server = common::start_with(|c| c.claims.lease_ms = 1000).await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE lt (id integer PRIMARY KEY, k text UNIQUE)")
+        .await
+        .unwrap();
+    let rec = server.store.read_catalog("lt").await.unwrap().unwrap();
+    let def: keyclaim::catalog::TableDef = serde_json::from_str(&rec.definition).unwrap();
+    let unfinished = ClaimRecord {
+        owner: encode_key(&[&Value::Int4(9)]),
+        txn: uuid::Uuid::now_v7(),
+    };
+    let key = encode_key(&[&Value::Text("x".into())]);
+    server
+        .store
+        .insert_claim(&def.uniques[0].id, &key, unfinished)
+        .await
+        .unwrap();
+    client
+        .batch_execute("SET lock_timeout = '150ms'")
+        .await
+        .unwrap();
+    let e = client
+        .batch_execute("INSERT INTO lt VALUES (1, 'x')")
+        .await
+        .unwrap_err();
+    assert_eq!(e.as_db_error().unwrap().code().code(), "55P03");
+    // RESET brings back the configured wait, which outlasts the lease: the
+    // claim is then taken over and the insert succeeds.
+    client.batch_execute("RESET lock_timeout").await.unwrap();
+    client
+        .batch_execute("INSERT INTO lt VALUES (1, 'x')")
+        .await
+        .unwrap();
+}

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 mod adopt;
+mod ctx;
 mod ddl;
 mod env;
 mod read;
@@ -23,14 +24,15 @@ use sqlparser::ast::Statement;
 use crate::catalog::{Catalog, TableDef};
 use crate::claims::{ClaimConfig, ClaimStats};
 use crate::error::{SqlError, SqlResult};
-use crate::session::Session;
+use crate::session::{Session, Utility};
 use crate::sql::expr::{EvalCtx, Expr, Loc, Params};
 use crate::sql::plan::{table_name, Plan, Planner, Tables};
 use crate::stop::Stop;
 use crate::store::Store;
 use crate::types::{SqlType, Value};
+use ctx::StmtCtx;
 use env::SessionEnv;
-use write::{Scan, Writer, Written};
+use write::Written;
 
 /// A result column: its name and type.
 #[derive(Debug, Clone, PartialEq)]
@@ -68,6 +70,9 @@ pub enum Outcome {
     TxnStart { tag: String },
     /// COMMIT / ROLLBACK.
     TxnEnd { tag: String },
+    /// DEALLOCATE name / ALL (None): the wire layer owns the client's
+    /// prepared statements and removes them.
+    Deallocate { name: Option<String> },
 }
 
 impl std::fmt::Debug for Outcome {
@@ -81,6 +86,7 @@ impl std::fmt::Debug for Outcome {
             Outcome::Command { tag } => write!(f, "Command({tag})"),
             Outcome::TxnStart { tag } => write!(f, "TxnStart({tag})"),
             Outcome::TxnEnd { tag } => write!(f, "TxnEnd({tag})"),
+            Outcome::Deallocate { name } => write!(f, "Deallocate({name:?})"),
         }
     }
 }
@@ -230,12 +236,13 @@ impl Engine {
 
     async fn plan(&self, stmt: Statement, hints: &[Option<SqlType>]) -> SqlResult<Prepared> {
         let sql = stmt.to_string();
-        if let Some(columns) = crate::session::describe(&stmt) {
+        if let Some(utility) = Utility::plan(&stmt) {
+            let utility = utility?;
             return Ok(Prepared {
                 sql,
                 param_types: Vec::new(),
-                columns,
-                plan: Arc::new(Plan::Session(Box::new(stmt))),
+                columns: utility.columns(),
+                plan: Arc::new(Plan::Utility(utility)),
             });
         }
         let mut tables = HashMap::new();
@@ -311,6 +318,9 @@ impl Engine {
         result
     }
 
+    /// One statement, top to bottom: admit it into the transaction, run a
+    /// session statement against the session, else re-plan if the catalog
+    /// moved, bind, and run the plan in the statement's context.
     async fn execute_stages(
         &self,
         session: &mut Session,
@@ -318,16 +328,13 @@ impl Engine {
         params: Vec<Value>,
         stop: Option<&Stop>,
     ) -> SqlResult<Executed> {
-        // Check: the transaction-block state admits this statement.
-        if let Plan::Session(stmt) = prepared.plan.as_ref() {
-            crate::session::check_txn_state(session, stmt)?;
-            return crate::session::execute(session, stmt)
-                .unwrap_or_else(|| Err(SqlError::internal("not a session statement")));
+        let inner = &self.inner;
+        // Admit: the one 25P02 check, and the statement's transaction context.
+        let txn = session.admit(prepared.plan.admission(), inner.claims.lock_timeout)?;
+        if let Plan::Utility(utility) = prepared.plan.as_ref() {
+            return crate::session::utility::execute(session, utility);
         }
-        if matches!(session.txn, crate::session::TxnState::Failed { .. }) {
-            return Err(in_failed_block());
-        }
-        // Plan again if DDL changed a table since this statement was prepared.
+        // Re-plan if DDL changed a table since this statement was prepared.
         let fresh;
         let prepared = if self.is_stale(prepared).await? {
             let hints: Vec<Option<SqlType>> =
@@ -339,55 +346,40 @@ impl Engine {
         } else {
             prepared
         };
-        let params = check_params(prepared, params)?;
-        let env = Arc::new(SessionEnv::new(session));
-        let inner = &self.inner;
-        let writer = || Writer {
-            store: inner.store.as_ref(),
-            cfg: &inner.claims,
+        // Bind.
+        let params = Arc::new(check_params(prepared, params)?);
+        let cx = StmtCtx {
+            store: &inner.store,
+            claims: &inner.claims,
             stats: &inner.stats,
-            deadline: Instant::now() + inner.claims.lock_timeout,
-            env: &env,
-            params: &params,
+            scan_page: inner.scan_page,
+            txn,
+            env: Arc::new(SessionEnv::new(session)),
+            params,
             stop,
         };
-        let scan = Scan {
-            store: inner.store.clone(),
-            env: env.clone(),
-            page: inner.scan_page,
-        };
+        // Run.
         let columns = Arc::new(prepared.columns.clone());
         let executed = match prepared.plan.as_ref() {
-            Plan::Session(_) => unreachable!("handled above"),
+            Plan::Utility(_) => unreachable!("handled above"),
             Plan::Select(s) => {
                 if let Some(args) = &s.set_config {
-                    set_config(session, args, &params, &env)?;
+                    set_config(session, args, &cx.params, &cx.env)?;
                 }
-                let params = Arc::new(params.clone());
-                Executed::new(
-                    select::run(
-                        inner.store.clone(),
-                        s,
-                        columns,
-                        params,
-                        env.clone(),
-                        inner.scan_page,
-                    )
-                    .await?,
-                )
+                Executed::new(select::run(&cx, s, columns).await?)
             }
             Plan::Insert(p) => {
-                let w = writer().insert(p).await?;
+                let w = cx.insert(p).await?;
                 wrote(session, &w);
                 written("INSERT 0", w, columns, p.returning.is_some())
             }
             Plan::Update(p) => {
-                let w = writer().update(p, &scan).await?;
+                let w = cx.update(p).await?;
                 wrote(session, &w);
                 written("UPDATE", w, columns, p.returning.is_some())
             }
             Plan::Delete(p) => {
-                let w = writer().delete(p, &scan).await?;
+                let w = cx.delete(p).await?;
                 wrote(session, &w);
                 written("DELETE", w, columns, p.returning.is_some())
             }
@@ -425,13 +417,6 @@ impl Engine {
         }
         Ok(false)
     }
-}
-
-fn in_failed_block() -> SqlError {
-    SqlError::new(
-        crate::error::sqlstate::IN_FAILED_TRANSACTION,
-        "current transaction is aborted, commands ignored until end of transaction block",
-    )
 }
 
 /// Bound parameters must match the statement: count, and each one's type.

@@ -6,12 +6,12 @@ use std::time::Duration;
 
 use futures::stream::{self, StreamExt, TryStreamExt};
 
+use super::ctx::StmtCtx;
 use super::env::SessionEnv;
 use super::{read, Column, Outcome, RowStream};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{Aggregate, Output, SelectPlan, SortKey};
-use crate::store::Store;
 use crate::types::Value;
 
 fn cx<'a>(row: Option<&'a [Value]>, params: &'a [Value], env: &'a SessionEnv) -> EvalCtx<'a> {
@@ -60,14 +60,17 @@ fn count_arg(
     Ok(Some(n as usize))
 }
 
-pub async fn run(
-    store: Arc<dyn Store>,
+pub(crate) async fn run(
+    ctx: &StmtCtx<'_>,
     plan: &SelectPlan,
     columns: Arc<Vec<Column>>,
-    params: Arc<Vec<Value>>,
-    env: Arc<SessionEnv>,
-    page: usize,
 ) -> SqlResult<Outcome> {
+    let (store, params, env, page) = (
+        ctx.store.clone(),
+        ctx.params.clone(),
+        ctx.env.clone(),
+        ctx.scan_page,
+    );
     if let Some(secs) = &plan.sleep {
         let s = secs.eval(&cx(None, &params, &env))?;
         let s = match s.cast_to(&crate::types::SqlType::Float8)? {

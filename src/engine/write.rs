@@ -11,10 +11,10 @@
 //! and an error after it deleted rows answers 40003.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use tracing::warn;
 
+use super::ctx::StmtCtx;
 use super::env::SessionEnv;
 use super::read;
 use crate::catalog::TableDef;
@@ -25,7 +25,7 @@ use crate::sql::plan::{
     ConflictAction, DeletePlan, InsertPlan, OnConflict, Source, Target, UpdatePlan,
 };
 use crate::stop::{self, Stop};
-use crate::store::{RowRecord, Store, TxnId};
+use crate::store::{RowRecord, TxnId};
 use crate::types::{key_detail, Value};
 
 /// The rows a statement wrote: how many, and what RETURNING produced.
@@ -40,7 +40,7 @@ impl Written {
         &mut self,
         result: SqlResult<Option<Vec<Value>>>,
         returning: &Option<Vec<Expr>>,
-        w: &Writer<'_>,
+        w: &StmtCtx<'_>,
     ) -> SqlResult<()> {
         if let Some(row) = result? {
             self.count += 1;
@@ -166,49 +166,17 @@ fn arbiter(oc: &Option<OnConflict>, target: Target) -> Option<&OnConflict> {
         .filter(|oc| oc.targets.as_ref().is_none_or(|ts| ts.contains(&target)))
 }
 
-/// What finding rows needs: owned, since row streams outlive the statement's borrows.
-pub struct Scan {
-    pub store: Arc<dyn Store>,
-    pub env: Arc<SessionEnv>,
-    pub page: usize,
-}
-
-impl Scan {
+impl StmtCtx<'_> {
     /// The rows an UPDATE or DELETE acts on, all found before any is written.
-    async fn candidates(&self, source: &Source, params: &[Value]) -> SqlResult<Vec<read::Found>> {
-        let params = Arc::new(params.to_vec());
+    async fn candidates(&self, source: &Source) -> SqlResult<Vec<read::Found>> {
         read::collect(
             self.store.clone(),
             source.clone(),
-            params,
+            self.params.clone(),
             self.env.clone(),
-            self.page,
+            self.scan_page,
         )
         .await
-    }
-}
-
-pub struct Writer<'a> {
-    pub store: &'a dyn Store,
-    pub cfg: &'a claims::ClaimConfig,
-    pub stats: &'a claims::ClaimStats,
-    pub deadline: std::time::Instant,
-    pub env: &'a SessionEnv,
-    pub params: &'a [Value],
-    /// Lets a cancel or statement_timeout stop the writes at safe points.
-    pub stop: Option<&'a Stop>,
-}
-
-impl Writer<'_> {
-    fn row_write<'t>(&'t self, table: &'t TableDef) -> RowWrite<'t> {
-        RowWrite {
-            store: self.store,
-            cfg: self.cfg,
-            stats: self.stats,
-            table,
-            deadline: self.deadline,
-            stop: self.stop,
-        }
     }
 
     fn returning(
@@ -221,8 +189,8 @@ impl Writer<'_> {
             out.push(super::select::project(
                 exprs,
                 Some(row),
-                self.params,
-                self.env,
+                &self.params,
+                &self.env,
             )?);
         }
         Ok(())
@@ -254,7 +222,7 @@ impl Writer<'_> {
     }
 
     fn build_row(&self, plan: &InsertPlan, row: &[Option<Expr>]) -> SqlResult<Vec<Value>> {
-        let c = ctx(None, None, self.params, self.env);
+        let c = ctx(None, None, &self.params, &self.env);
         let mut values = Vec::with_capacity(row.len());
         for (i, e) in row.iter().enumerate() {
             values.push(match e.as_ref().or(plan.defaults[i].as_ref()) {
@@ -321,14 +289,15 @@ impl Writer<'_> {
             }
             let mut filtered_out = false;
             let updated = claims::update_row(w, &owner, None, |cur| {
-                let c = ctx(Some(&cur.values), Some(&values), self.params, self.env);
+                let c = ctx(Some(&cur.values), Some(&values), &self.params, &self.env);
                 if let Some(f) = filter {
                     if !f.holds(&c)? {
                         filtered_out = true;
                         return Ok(None);
                     }
                 }
-                let next = apply_sets(t, sets, &cur.values, Some(&values), self.params, self.env)?;
+                let next =
+                    apply_sets(t, sets, &cur.values, Some(&values), &self.params, &self.env)?;
                 if t.pk_bytes(&next) != owner {
                     return Err(pk_change_in_upsert());
                 }
@@ -375,10 +344,10 @@ impl Writer<'_> {
         }
     }
 
-    pub async fn update(&self, plan: &UpdatePlan, scan: &Scan) -> SqlResult<Written> {
+    pub async fn update(&self, plan: &UpdatePlan) -> SqlResult<Written> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
-        let candidates = scan.candidates(&plan.source, self.params).await?;
+        let candidates = self.candidates(&plan.source).await?;
         let _writing = self.stop.map(Stop::writing);
         let mut undo = Vec::new();
         let mut written = Written {
@@ -401,7 +370,7 @@ impl Writer<'_> {
     fn qualifies(&self, plan_filter: &Option<Expr>, row: &[Value]) -> SqlResult<bool> {
         match plan_filter {
             None => Ok(true),
-            Some(f) => f.holds(&ctx(Some(row), None, self.params, self.env)),
+            Some(f) => f.holds(&ctx(Some(row), None, &self.params, &self.env)),
         }
     }
 
@@ -415,7 +384,7 @@ impl Writer<'_> {
     ) -> SqlResult<Option<Vec<Value>>> {
         let t = w.table;
         let filter = &plan.source.filter;
-        let next = apply_sets(t, &plan.sets, &row.values, None, self.params, self.env)?;
+        let next = apply_sets(t, &plan.sets, &row.values, None, &self.params, &self.env)?;
         let new_pk = t.pk_bytes(&next);
         if new_pk != pk {
             return self.move_row(w, filter, pk, row, new_pk, next, undo).await;
@@ -425,7 +394,7 @@ impl Writer<'_> {
             if !self.qualifies(filter, &cur.values)? {
                 return Ok(None);
             }
-            let next = apply_sets(t, &plan.sets, &cur.values, None, self.params, self.env)?;
+            let next = apply_sets(t, &plan.sets, &cur.values, None, &self.params, &self.env)?;
             if t.pk_bytes(&next) != pk {
                 return Err(pk_change_in_upsert());
             }
@@ -516,10 +485,10 @@ impl Writer<'_> {
         }
     }
 
-    pub async fn delete(&self, plan: &DeletePlan, scan: &Scan) -> SqlResult<Written> {
+    pub async fn delete(&self, plan: &DeletePlan) -> SqlResult<Written> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
-        let candidates = scan.candidates(&plan.source, self.params).await?;
+        let candidates = self.candidates(&plan.source).await?;
         let _writing = self.stop.map(Stop::writing);
         // A DELETE is not undone, so it may stop only before its first row;
         // after that it finishes, out of the interrupt's reach.
@@ -591,7 +560,7 @@ impl Writer<'_> {
             return Ok(());
         }
         let w = RowWrite {
-            deadline: std::time::Instant::now() + self.cfg.lock_timeout,
+            deadline: std::time::Instant::now() + self.claims.lock_timeout,
             stop: None,
             ..self.row_write(table)
         };

@@ -5,16 +5,23 @@ use std::collections::HashMap;
 use futures::StreamExt;
 
 use super::*;
+use crate::engine::{Executed, Outcome};
+use crate::error::SqlResult;
+use crate::txn::Block;
+use crate::types::Value;
 
 fn session() -> Session {
     let startup = HashMap::from([("application_name".to_owned(), "psql".to_owned())]);
     Session::new("alice", "db", &startup)
 }
 
+/// Plan, admit and run one session statement, as the engine does.
 fn run(s: &mut Session, sql: &str) -> SqlResult<Executed> {
     let stmts = crate::sql::parse(sql).expect("parses");
     assert_eq!(stmts.len(), 1, "{sql}");
-    execute(s, &stmts[0]).expect("a session statement")
+    let planned = Utility::plan(&stmts[0]).expect("a session statement")?;
+    s.admit(planned.admission(), Duration::from_secs(1))?;
+    utility::execute(s, &planned)
 }
 
 /// The tag and notices of a statement that must succeed.
@@ -28,6 +35,7 @@ fn ok(s: &mut Session, sql: &str) -> (String, Vec<(String, String)>) {
     let tag = match executed.outcome {
         Outcome::Command { tag } | Outcome::TxnStart { tag } | Outcome::TxnEnd { tag } => tag,
         Outcome::Rows { tag, .. } => tag,
+        Outcome::Deallocate { .. } => "DEALLOCATE".into(),
     };
     (tag, notices)
 }
@@ -241,7 +249,7 @@ fn transaction_tags_and_warnings() {
         "ROLLBACK TO SAVEPOINT can only be used in transaction blocks"
     );
     assert_eq!(tag(&mut s, "BEGIN"), "BEGIN");
-    assert_eq!(s.txn, TxnState::InBlock { wrote: false });
+    assert_eq!(s.txn, Block::InBlock { wrote: false });
     assert_eq!(
         ok(&mut s, "BEGIN"),
         (
@@ -253,10 +261,10 @@ fn transaction_tags_and_warnings() {
         )
     );
     assert_eq!(tag(&mut s, "COMMIT"), "COMMIT");
-    assert_eq!(s.txn, TxnState::Idle);
+    assert_eq!(s.txn, Block::Idle);
     assert_eq!(tag(&mut s, "START TRANSACTION"), "START TRANSACTION");
     assert_eq!(tag(&mut s, "ROLLBACK"), "ROLLBACK");
-    assert_eq!(s.txn, TxnState::Idle);
+    assert_eq!(s.txn, Block::Idle);
 }
 
 #[test]
@@ -265,7 +273,7 @@ fn failed_block_gate() {
     tag(&mut s, "BEGIN");
     s.note_error();
     s.note_error();
-    assert_eq!(s.txn, TxnState::Failed { wrote: false });
+    assert_eq!(s.txn, Block::Failed { wrote: false });
     let aborted = (
         "25P02".to_owned(),
         "current transaction is aborted, commands ignored until end of transaction block"
@@ -277,7 +285,7 @@ fn failed_block_gate() {
     assert_eq!(err(&mut s, "ROLLBACK TO nope").0, "3B001");
     // COMMIT of a failed block rolls back and says so.
     assert_eq!(tag(&mut s, "COMMIT"), "ROLLBACK");
-    assert_eq!(s.txn, TxnState::Idle);
+    assert_eq!(s.txn, Block::Idle);
 }
 
 #[test]
@@ -292,7 +300,7 @@ fn rollback_to_savepoint_recovers_a_failed_block() {
     tag(&mut s, "SAVEPOINT b");
     s.note_error();
     assert_eq!(tag(&mut s, "ROLLBACK TO b"), "ROLLBACK");
-    assert_eq!(s.txn, TxnState::InBlock { wrote: false });
+    assert_eq!(s.txn, Block::InBlock { wrote: false });
     assert_eq!(tag(&mut s, "ROLLBACK TO SAVEPOINT b"), "ROLLBACK");
     assert_eq!(tag(&mut s, "RELEASE b"), "RELEASE");
     assert_eq!(err(&mut s, "RELEASE b").1, "savepoint \"b\" does not exist");
@@ -337,7 +345,7 @@ fn isolation_levels() {
     tag(&mut s, "SET TRANSACTION ISOLATION LEVEL READ COMMITTED");
     assert_eq!(show1(&mut s, "transaction_isolation"), "read committed");
     tag(&mut s, "COMMIT AND CHAIN");
-    assert_eq!(s.txn, TxnState::InBlock { wrote: false });
+    assert_eq!(s.txn, Block::InBlock { wrote: false });
     assert_eq!(show1(&mut s, "transaction_read_only"), "on");
     tag(&mut s, "COMMIT");
     assert_eq!(show1(&mut s, "transaction_read_only"), "off");
@@ -346,7 +354,7 @@ fn isolation_levels() {
         "SET TRANSACTION can only be used in transaction blocks"
     );
     assert_eq!(err(&mut s, "BEGIN ISOLATION LEVEL SERIALIZABLE").0, "0A000");
-    assert_eq!(s.txn, TxnState::Idle);
+    assert_eq!(s.txn, Block::Idle);
     assert_eq!(
         err(
             &mut s,
@@ -370,7 +378,7 @@ fn isolation_levels() {
 fn rollback_after_writes_warns() {
     let mut s = session();
     s.note_write();
-    assert_eq!(s.txn, TxnState::Idle);
+    assert_eq!(s.txn, Block::Idle);
     tag(&mut s, "BEGIN");
     s.note_write();
     tag(&mut s, "SAVEPOINT a");
@@ -380,7 +388,7 @@ fn rollback_after_writes_warns() {
         ("ROLLBACK".into(), warned.clone())
     );
     s.note_error();
-    assert_eq!(s.txn, TxnState::Failed { wrote: true });
+    assert_eq!(s.txn, Block::Failed { wrote: true });
     assert_eq!(ok(&mut s, "COMMIT"), ("ROLLBACK".into(), warned.clone()));
     tag(&mut s, "BEGIN");
     s.note_write();
@@ -405,14 +413,18 @@ fn discard_all_refuses_a_block() {
 
 #[test]
 fn describe_tells_session_statements_apart() {
-    let describe_sql = |sql: &str| describe(&crate::sql::parse(sql).unwrap()[0]);
+    let describe_sql = |sql: &str| {
+        Utility::plan(&crate::sql::parse(sql).unwrap()[0]).map(|u| u.unwrap().columns())
+    };
     assert_eq!(describe_sql("SET x.y = 1"), Some(vec![]));
     assert_eq!(describe_sql("BEGIN"), Some(vec![]));
+    assert_eq!(describe_sql("ROLLBACK"), Some(vec![]));
+    assert_eq!(describe_sql("DEALLOCATE ALL"), Some(vec![]));
     assert_eq!(
         describe_sql("SHOW datestyle").unwrap()[0],
-        Column {
+        crate::engine::Column {
             name: "DateStyle".into(),
-            ty: SqlType::Text
+            ty: crate::types::SqlType::Text
         }
     );
     assert_eq!(describe_sql("SELECT 1"), None);

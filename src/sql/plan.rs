@@ -16,8 +16,8 @@ use crate::types::SqlType;
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Plan {
-    /// SET / SHOW / BEGIN ...: handled by `session`.
-    Session(Box<Statement>),
+    /// SET / SHOW / BEGIN ...: handled by `session::utility`.
+    Utility(crate::session::Utility),
     CreateTable(super::ddl::CreateTable),
     CreateIndex(super::ddl::CreateIndex),
     DropTable {
@@ -146,7 +146,7 @@ impl Plan {
     /// The statement's kind, for metrics and logs.
     pub fn kind(&self) -> &'static str {
         match self {
-            Plan::Session(_) => "session",
+            Plan::Utility(_) => "session",
             Plan::Select(_) => "select",
             Plan::Insert(_) => "insert",
             Plan::Update(_) => "update",
@@ -155,6 +155,14 @@ impl Plan {
             | Plan::CreateIndex(_)
             | Plan::DropTable { .. }
             | Plan::DropIndex { .. } => "ddl",
+        }
+    }
+
+    /// Whether a failed transaction block still accepts it.
+    pub fn admission(&self) -> crate::txn::Admission {
+        match self {
+            Plan::Utility(u) => u.admission(),
+            _ => crate::txn::Admission::Ordinary,
         }
     }
 

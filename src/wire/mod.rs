@@ -45,7 +45,7 @@ use tokio::sync::watch;
 
 use crate::config::Config;
 use crate::engine::Engine;
-use crate::session::{Session, TxnState};
+use crate::session::Session;
 
 /// What every connection of one server shares.
 pub struct Service {
@@ -157,10 +157,10 @@ impl Connection {
     }
 
     async fn transaction_status(&self) -> TransactionStatus {
-        match self.session.lock().await.txn {
-            TxnState::Idle => TransactionStatus::Idle,
-            TxnState::InBlock { .. } => TransactionStatus::Transaction,
-            TxnState::Failed { .. } => TransactionStatus::Error,
+        match self.session.lock().await.txn.status() {
+            b'T' => TransactionStatus::Transaction,
+            b'E' => TransactionStatus::Error,
+            _ => TransactionStatus::Idle,
         }
     }
 }

@@ -15,10 +15,11 @@ use pgwire::messages::response::CommandComplete;
 use pgwire::messages::startup::ParameterStatus;
 use pgwire::messages::PgWireBackendMessage;
 
-use super::errors::notice;
+use super::errors::{notice, to_pgwire};
 use super::interrupt::{signal, CancelSignal, Interrupt};
 use super::{encode, Connection};
 use crate::engine::{Outcome, Prepared};
+use crate::error::{sqlstate, SqlError};
 use crate::types::Value;
 
 /// What a statement produced, ready for the wire.
@@ -104,6 +105,25 @@ impl Connection {
                     fields: Arc::new(encode::fields(&columns, &formats)),
                     tag,
                     rows: encode::data_rows(rows, columns, formats),
+                }
+            }
+            Outcome::Deallocate { name: None } => Ran::Done {
+                // pgwire's statement store cannot be listed, so the
+                // statements stay; a client that prepares a name again
+                // replaces it, which is what clients do after this.
+                tag: "DEALLOCATE ALL".into(),
+            },
+            Outcome::Deallocate { name: Some(name) } => {
+                let store = client.portal_store();
+                if store.get_statement(&name).is_none() {
+                    return Err(to_pgwire(SqlError::new(
+                        sqlstate::UNDEFINED_PREPARED_STATEMENT,
+                        format!("prepared statement \"{name}\" does not exist"),
+                    )));
+                }
+                store.rm_statement(&name);
+                Ran::Done {
+                    tag: "DEALLOCATE".into(),
                 }
             }
             Outcome::Command { tag } | Outcome::TxnStart { tag } | Outcome::TxnEnd { tag } => {
