@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 use common::TestStore;
 use keyclaim::catalog::{ColumnDef, TableDef};
 use keyclaim::store::memory::MemoryStore;
-use keyclaim::store::{Cas, CatalogRecord, ClaimRecord, RowRecord, Store};
+use keyclaim::store::{
+    Cas, CatalogRecord, ClaimRecord, Intent, RowRecord, Store, TxnRecord, TxnStatus,
+};
 use keyclaim::types::{encode_key, SqlType, Value};
 use uuid::Uuid;
 
@@ -58,6 +60,7 @@ fn live(version: Uuid, id: i32, name: &str) -> RowRecord {
         live: true,
         claims: BTreeMap::from([("things_name_key.1".to_owned(), version)]),
         values: values(id, name),
+        intent: None,
     }
 }
 
@@ -316,6 +319,7 @@ async fn composite_key(store: &dyn Store) {
         live: true,
         claims: BTreeMap::new(),
         values: vec![Value::Text(a.into()), Value::Int8(b), Value::Text(v.into())],
+        intent: None,
     };
     let r1 = row(1, "x", "one");
     let k1 = t.pk_bytes(&r1.values);
@@ -349,6 +353,56 @@ async fn composite_key(store: &dyn Store) {
     store.drop_table(&t).await.unwrap();
 }
 
+/// A transaction record is decided once; a row carries an intent beside
+/// its committed state, and a CAS replaces both.
+async fn transactions(store: &dyn Store, t: &TableDef) {
+    let txn = Uuid::now_v7();
+    assert_eq!(store.read_txn_record(txn).await.unwrap(), None);
+    let committed = TxnRecord {
+        status: TxnStatus::Committed,
+    };
+    let aborted = TxnRecord {
+        status: TxnStatus::Aborted,
+    };
+    assert_eq!(
+        store.insert_txn_record(txn, committed).await.unwrap(),
+        Cas::Applied
+    );
+    assert_eq!(
+        store.insert_txn_record(txn, aborted).await.unwrap(),
+        Cas::NotApplied(Some(committed))
+    );
+    assert_eq!(store.read_txn_record(txn).await.unwrap(), Some(committed));
+
+    let v1 = Uuid::now_v7();
+    let mut row = live(v1, 40, "before");
+    row.intent = Some(Box::new(Intent {
+        txn,
+        live: true,
+        claims: BTreeMap::from([("u".to_owned(), txn)]),
+        values: values(40, "after"),
+    }));
+    assert!(store
+        .insert_row(t, &pk(40), row.clone())
+        .await
+        .unwrap()
+        .applied());
+    assert_eq!(store.read_row(t, &pk(40)).await.unwrap(), Some(row.clone()));
+    let v2 = Uuid::now_v7();
+    let folded = live(v2, 40, "after");
+    assert!(store
+        .update_row(t, &pk(40), v1, folded.clone())
+        .await
+        .unwrap()
+        .applied());
+    assert_eq!(store.read_row(t, &pk(40)).await.unwrap(), Some(folded));
+
+    store.write_heartbeat(7, 1234).await.unwrap();
+    store.write_heartbeat(7, 1250).await.unwrap();
+    assert_eq!(store.read_heartbeat(7).await.unwrap(), Some(1250));
+    assert_eq!(store.read_heartbeat(8).await.unwrap(), None);
+}
+
 async fn conformance(store: &dyn Store) {
     composite_key(store).await;
     let t = table();
@@ -356,6 +410,7 @@ async fn conformance(store: &dyn Store) {
     scans(store, &t).await;
     claims(store).await;
     catalog(store).await;
+    transactions(store, &t).await;
     store.drop_table(&t).await.unwrap();
 }
 

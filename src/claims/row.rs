@@ -92,6 +92,7 @@ pub async fn insert_row(
             live: true,
             claims: claims_map(w.table, &keys, txn),
             values: values.clone(),
+            intent: None,
         };
         let commit = with_retries(w.cfg, w.stats, || {
             let row = row.clone();
@@ -190,6 +191,7 @@ pub async fn restore_row(
         live: true,
         claims: BTreeMap::new(),
         values,
+        intent: None,
     };
     match commit(w, pk, version, &row).await {
         Committed::Yes => Ok(true),
@@ -241,6 +243,7 @@ pub async fn update_row(
             live: true,
             claims,
             values,
+            intent: None,
         };
         match commit(w, pk, current.version, &row).await {
             Committed::Yes => {

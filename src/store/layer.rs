@@ -13,6 +13,7 @@ use uuid::Uuid;
 
 use super::{
     Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreResult, TxnId,
+    TxnRecord,
 };
 use crate::catalog::TableDef;
 
@@ -181,5 +182,28 @@ impl<L: Layer> Store for Layered<L> {
 
     async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
         self.inner.delete_catalog(name, expected).await
+    }
+
+    async fn insert_txn_record(&self, txn: TxnId, rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
+        let write = self.inner.insert_txn_record(txn, rec);
+        self.layer
+            .lwt("insert_txn_record", "txn_records", txn.as_bytes(), write)
+            .await
+    }
+
+    async fn read_txn_record(&self, txn: TxnId) -> StoreResult<Option<TxnRecord>> {
+        let read = self.inner.read_txn_record(txn);
+        self.layer
+            .read("read_txn_record", "txn_records", txn.as_bytes(), read)
+            .await
+    }
+
+    // Heartbeats decide only when to stop waiting: they pass through.
+    async fn write_heartbeat(&self, proxy: u32, at_ms: u64) -> StoreResult<()> {
+        self.inner.write_heartbeat(proxy, at_ms).await
+    }
+
+    async fn read_heartbeat(&self, proxy: u32) -> StoreResult<Option<u64>> {
+        self.inner.read_heartbeat(proxy).await
     }
 }

@@ -19,7 +19,7 @@ use crate::catalog::TableDef;
 
 use super::{
     Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
-    StoreResult, TxnId,
+    StoreResult, TxnId, TxnRecord,
 };
 
 type RowMap = BTreeMap<Vec<u8>, RowRecord>;
@@ -36,6 +36,8 @@ pub struct MemoryStore {
     rows: DashMap<String, Arc<RwLock<RowMap>>>,
     claims: DashMap<(String, Vec<u8>), ClaimRecord>,
     catalog: Mutex<BTreeMap<String, CatalogRecord>>,
+    txn_records: DashMap<TxnId, TxnRecord>,
+    heartbeats: DashMap<u32, u64>,
     pub counts: OpCounts,
 }
 
@@ -285,5 +287,30 @@ impl Store for MemoryStore {
             }
             Err(cur) => Ok(Cas::NotApplied(cur)),
         }
+    }
+
+    async fn insert_txn_record(&self, txn: TxnId, rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
+        self.lwt();
+        match self.txn_records.entry(txn) {
+            dashmap::Entry::Occupied(cur) => Ok(Cas::NotApplied(Some(*cur.get()))),
+            dashmap::Entry::Vacant(slot) => {
+                slot.insert(rec);
+                Ok(Cas::Applied)
+            }
+        }
+    }
+
+    async fn read_txn_record(&self, txn: TxnId) -> StoreResult<Option<TxnRecord>> {
+        self.read();
+        Ok(self.txn_records.get(&txn).map(|r| *r))
+    }
+
+    async fn write_heartbeat(&self, proxy: u32, at_ms: u64) -> StoreResult<()> {
+        self.heartbeats.insert(proxy, at_ms);
+        Ok(())
+    }
+
+    async fn read_heartbeat(&self, proxy: u32) -> StoreResult<Option<u64>> {
+        Ok(self.heartbeats.get(&proxy).map(|h| *h))
     }
 }

@@ -12,6 +12,10 @@
 //! - rows: one per (table id, encoded primary key), holding [`RowRecord`].
 //! - claims: one per (constraint id, canonical key bytes), holding [`ClaimRecord`].
 //! - catalog: one per table name, holding a serialized table definition.
+//! - transaction records: one per transaction, holding its decision
+//!   ([`TxnRecord`]); absent while undecided (docs/transactions.md).
+//! - heartbeats: one per proxy process, the time it last said it was alive
+//!   (plain writes: they decide only when to stop waiting, never safety).
 
 pub mod cassandra;
 pub mod counting;
@@ -41,6 +45,10 @@ pub struct RowRecord {
     pub claims: BTreeMap<String, TxnId>,
     /// Data columns in table order; empty when dead.
     pub values: Vec<Value>,
+    /// `__intent`: an uncommitted write of a transaction, visible to others
+    /// only once that transaction's record says committed. `version`,
+    /// `live`, `claims` and `values` above stay the committed state.
+    pub intent: Option<Box<Intent>>,
 }
 
 impl RowRecord {
@@ -50,8 +58,46 @@ impl RowRecord {
             live: false,
             claims: BTreeMap::new(),
             values: Vec::new(),
+            intent: None,
         }
     }
+
+    /// A live committed row with no intent.
+    pub fn live(version: TxnId, claims: BTreeMap<String, TxnId>, values: Vec<Value>) -> RowRecord {
+        RowRecord {
+            version,
+            live: true,
+            claims,
+            values,
+            intent: None,
+        }
+    }
+}
+
+/// A transaction's pending write to a row: what the row will be if the
+/// transaction commits.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Intent {
+    /// The transaction (a transaction id, `claims::is_transaction`).
+    pub txn: TxnId,
+    pub live: bool,
+    pub claims: BTreeMap<String, TxnId>,
+    pub values: Vec<Value>,
+}
+
+/// How a transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TxnStatus {
+    Committed,
+    Aborted,
+}
+
+/// A transaction record: written once, `IF NOT EXISTS`, by whoever decides
+/// first (the transaction's COMMIT or ROLLBACK, or a resolver aborting a
+/// transaction whose proxy stopped renewing its heartbeat).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TxnRecord {
+    pub status: TxnStatus,
 }
 
 /// One claims partition: `owner` is the encoded primary key of the row that
@@ -210,4 +256,16 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Cas<CatalogRecord>>;
     /// `DELETE ... IF version = expected`.
     async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>>;
+
+    // Transactions -------------------------------------------------------------
+
+    /// `INSERT INTO txn_records ... IF NOT EXISTS`: the one decision of a
+    /// transaction. Not applied returns the decision already taken.
+    async fn insert_txn_record(&self, txn: TxnId, rec: TxnRecord) -> StoreResult<Cas<TxnRecord>>;
+    /// SERIAL read of a transaction record; None while undecided.
+    async fn read_txn_record(&self, txn: TxnId) -> StoreResult<Option<TxnRecord>>;
+    /// Plain write of a proxy's heartbeat (milliseconds since the epoch).
+    async fn write_heartbeat(&self, proxy: u32, at_ms: u64) -> StoreResult<()>;
+    /// The proxy's last heartbeat, if it ever wrote one.
+    async fn read_heartbeat(&self, proxy: u32) -> StoreResult<Option<u64>>;
 }

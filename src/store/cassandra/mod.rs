@@ -38,7 +38,7 @@ use self::statements::{Statements, TableStatements};
 use self::values::{to_cql_as, Named};
 use super::{
     Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
-    StoreResult, TxnId,
+    StoreResult, TxnId, TxnRecord,
 };
 use crate::catalog::TableDef;
 use crate::config::StoreConfig;
@@ -304,6 +304,7 @@ impl Store for CassandraStore {
         pk: &[u8],
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
+        refuse_intent(&row)?;
         let stmts = self.stmts.table(table).await?;
         let mut key = key_binds(table, &stmts, pk)?;
         let mut binds: Vec<Bind> = Vec::with_capacity(table.columns.len() + 3);
@@ -340,6 +341,7 @@ impl Store for CassandraStore {
         expected: TxnId,
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
+        refuse_intent(&row)?;
         let stmts = self.stmts.table(table).await?;
         let mut binds: Vec<Bind> = non_key_columns(table)
             .map(|i| match row.values.get(i).filter(|_| row.live) {
@@ -566,6 +568,37 @@ impl Store for CassandraStore {
             .run(&self.stmts.fixed.catalog_delete, binds, true)
             .await?;
         self.catalog_answer(name, &rows).await
+    }
+
+    async fn insert_txn_record(&self, _txn: TxnId, _rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
+        Err(transactions_not_built())
+    }
+
+    async fn read_txn_record(&self, _txn: TxnId) -> StoreResult<Option<TxnRecord>> {
+        Err(transactions_not_built())
+    }
+
+    async fn write_heartbeat(&self, _proxy: u32, _at_ms: u64) -> StoreResult<()> {
+        Ok(())
+    }
+
+    async fn read_heartbeat(&self, _proxy: u32) -> StoreResult<Option<u64>> {
+        Ok(None)
+    }
+}
+
+/// Transaction records and intents are not kept in Cassandra yet: a
+/// transaction's write is refused rather than written without its intent.
+fn transactions_not_built() -> StoreError {
+    StoreError::Unavailable(
+        "multi-statement transactions are not yet supported on the Cassandra store".into(),
+    )
+}
+
+fn refuse_intent(row: &RowRecord) -> StoreResult<()> {
+    match row.intent {
+        Some(_) => Err(transactions_not_built()),
+        None => Ok(()),
     }
 }
 

@@ -258,6 +258,7 @@ impl Named<'_> {
                 live,
                 claims,
                 values,
+                intent: None,
             },
         )))
     }
