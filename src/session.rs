@@ -25,6 +25,8 @@ pub struct Session {
     pub database: String,
     /// The transaction block this connection is in, if any.
     pub txn: Block,
+    /// The block's transaction, from its first write until it ends.
+    pub open: Option<crate::txn::OpenTxn>,
     /// Session-level values that differ from the built-in defaults, by
     /// lowercase name. Read settings through [`Session::setting`], which
     /// also applies SET LOCAL and the transaction's characteristics.
@@ -46,6 +48,8 @@ struct Undo {
     savepoint: Option<String>,
     settings: BTreeMap<String, String>,
     local: BTreeMap<String, String>,
+    /// The transaction log's length when it was set (`Session::log_mark`).
+    log_mark: usize,
 }
 
 impl Session {
@@ -205,7 +209,34 @@ impl Session {
         default_lock_timeout: Duration,
     ) -> SqlResult<StmtTxn> {
         let lock_timeout = self.lock_timeout().unwrap_or(default_lock_timeout);
-        self.txn.admit(admission, lock_timeout)
+        let born_ms = match &self.open {
+            Some(open) => crate::claims::txn_birth_ms(&open.id),
+            None => crate::claims::now_ms(),
+        };
+        self.txn.admit(admission, lock_timeout, born_ms)
+    }
+
+    /// Where the open transaction's log stands: what a savepoint marks.
+    pub fn log_mark(&self) -> usize {
+        self.open.as_ref().map_or(0, |o| o.len())
+    }
+
+    /// The mark of the block's latest savepoint, if it has one.
+    pub fn latest_savepoint_mark(&self) -> Option<usize> {
+        self.undo
+            .iter()
+            .rev()
+            .find(|u| u.savepoint.is_some())
+            .map(|u| u.log_mark)
+    }
+
+    /// The mark of savepoint `name` (the latest of that name).
+    pub fn savepoint_mark(&self, name: &str) -> Option<usize> {
+        self.undo
+            .iter()
+            .rev()
+            .find(|u| u.savepoint.as_deref() == Some(name))
+            .map(|u| u.log_mark)
     }
 }
 

@@ -279,7 +279,7 @@ async fn a_query_string_stops_at_its_first_error() {
 }
 
 #[tokio::test]
-async fn rollback_after_writes_warns_that_they_stay() {
+async fn rollback_undoes_rows_and_warns_that_ddl_stays() {
     let server = common::start().await;
     let (mut c, _) = server.raw().await;
     c.query("CREATE TABLE kept (id integer PRIMARY KEY)").await;
@@ -291,17 +291,24 @@ async fn rollback_after_writes_warns_that_they_stay() {
         .is_empty());
     let reply = c.query("ROLLBACK").await;
     assert_eq!(reply.tags(), ["ROLLBACK"]);
+    assert!(reply.notices().is_empty(), "{:?}", reply.notices());
+    assert!(c.query("SELECT id FROM kept").await.rows().is_empty());
+    // DDL is not transactional yet: it stays, and ROLLBACK says so.
+    c.query("BEGIN; CREATE TABLE made (id integer PRIMARY KEY)")
+        .await;
+    let reply = c.query("ROLLBACK").await;
     assert_eq!(
         reply.notices(),
         [pair(
             "01000",
-            "keyclaim applied the writes of this transaction block at statement time; ROLLBACK cannot undo them"
+            "keyclaim applied the DDL of this transaction block (CREATE, DROP) when it ran; ROLLBACK cannot undo it"
         )]
     );
-    let reply = c.query("SELECT id FROM kept").await;
-    assert_eq!(reply.rows(), [[Some("1".to_owned())]]);
+    assert!(c.query("SELECT id FROM made").await.errors().is_empty());
     // client_min_messages = error hides warnings, as in PostgreSQL.
-    let reply = c.query("SET client_min_messages = error; COMMIT").await;
+    c.query("SET client_min_messages = error; BEGIN; CREATE TABLE made2 (id integer PRIMARY KEY)")
+        .await;
+    let reply = c.query("ROLLBACK").await;
     assert!(reply.notices().is_empty());
 }
 

@@ -8,15 +8,18 @@
 //! Safety never depends on clocks or the lease; the lease only decides when
 //! an unbacked claim is old enough to take over.
 
+pub mod intents;
 #[cfg(test)]
 mod model;
 mod resolve;
 mod row;
+mod txn_write;
 
 pub use resolve::KeyClaim;
 pub use row::{
     delete_row, insert_row, keys_of, restore_row, update_row, RowWrite, WriteError, WriteOutcome,
 };
+pub use txn_write::{finish, undo, write_intent, Change, IntentWrite, Logged};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -96,14 +99,22 @@ pub fn new_txn() -> TxnId {
     Uuid::now_v7()
 }
 
-/// Milliseconds since the epoch at which a txn was born.
+/// Milliseconds since the epoch at which a txn was born: the first 48
+/// bits of a v7 id, and of a transaction id (a v7 marked as v8).
 pub fn txn_birth_ms(txn: &TxnId) -> u64 {
-    txn.get_timestamp()
-        .map(|ts| {
-            let (secs, nanos) = ts.to_unix();
-            secs * 1000 + u64::from(nanos) / 1_000_000
-        })
-        .unwrap_or(0)
+    match txn.get_version_num() {
+        7 | 8 => {
+            let b = txn.as_bytes();
+            u64::from_be_bytes([0, 0, b[0], b[1], b[2], b[3], b[4], b[5]])
+        }
+        _ => txn
+            .get_timestamp()
+            .map(|ts| {
+                let (secs, nanos) = ts.to_unix();
+                secs * 1000 + u64::from(nanos) / 1_000_000
+            })
+            .unwrap_or(0),
+    }
 }
 
 pub fn now_ms() -> u64 {

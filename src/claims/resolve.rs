@@ -1,10 +1,11 @@
 //! Taking claims, and deciding what an existing claim means.
 
 use std::cmp::Ordering;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use futures::future::join_all;
 
+use super::intents::{self, Decision, Settled, Wait};
 use super::{new_txn, now_ms, txn_birth_ms, with_retries, Event, RowWrite, WriteError};
 use crate::catalog::store_error;
 use crate::error::{sqlstate, SqlError};
@@ -152,7 +153,7 @@ async fn claim_one(
     on_busy: OnBusy,
 ) -> Result<Claimed, WriteError> {
     let constraint = &w.table.uniques[k.unique];
-    let mut backoff = Duration::from_millis(1);
+    let mut wait = Wait::default();
     loop {
         let claim = ClaimRecord {
             owner: owner.to_vec(),
@@ -186,10 +187,9 @@ async fn claim_one(
             Resolution::InFlight => {
                 w.stats.bump(Event::Wait);
                 // The lock timeout, a cancel or statement_timeout end a
-                // wait, as in PostgreSQL.
-                before_retry(w)?;
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_millis(20));
+                // wait, as in PostgreSQL; across transactions, so does
+                // waiting too long for an older holder (40P01).
+                wait.once(w, &existing.txn).await?;
             }
             Resolution::Cleared => before_retry(w)?,
         }
@@ -209,7 +209,35 @@ async fn resolve(
     })
     .await
     .map_err(|e| WriteError::Sql(store_error(e)))?;
-    let backed = row
+    // The owner row as this writer sees it: an undecided transaction still
+    // writing it makes the claim in flight, whoever made the claim.
+    let view = match &row {
+        Some(r) if r.intent.is_some() => {
+            if let Some(own) = w
+                .own
+                .filter(|own| r.intent.as_ref().is_some_and(|i| i.txn == *own))
+            {
+                let committed = RowRecord {
+                    intent: None,
+                    ..r.clone()
+                };
+                let mine = intents::own_view(r, r.intent.as_ref().expect("checked"));
+                if constraint.backed_by(&k.key, &committed) && !constraint.backed_by(&k.key, &mine)
+                {
+                    let _ = own;
+                    return Err(WriteError::Sql(reused_key()));
+                }
+                Some(mine)
+            } else {
+                match intents::settle(w, r.clone()).await? {
+                    Settled::Ready(view) => Some(view),
+                    Settled::Busy(_) => return Ok(Resolution::InFlight),
+                }
+            }
+        }
+        other => other.clone(),
+    };
+    let backed = view
         .as_ref()
         .is_some_and(|r| constraint.backed_by(&k.key, r));
     if backed {
@@ -220,6 +248,9 @@ async fn resolve(
                 owner: existing.owner.clone(),
             }
         });
+    }
+    if intents::is_transaction(&existing.txn) {
+        return transaction_claim(w, k, existing).await;
     }
     let holder_birth = txn_birth_ms(&existing.txn);
     let expired = now_ms().saturating_sub(holder_birth) >= w.cfg.lease.as_millis() as u64;
@@ -236,6 +267,40 @@ async fn resolve(
         .delete_claim(&constraint.id, &k.key, existing.txn)
         .await;
     Ok(Resolution::Cleared)
+}
+
+/// An unbacked claim made by a transaction: stale once the transaction is
+/// decided (its record, not a fence, stops it), in flight while it may
+/// still be running, aborted once its proxy is gone. A transaction's own
+/// claim naming a row that no longer backs it is simply taken back.
+async fn transaction_claim(
+    w: &RowWrite<'_>,
+    k: &KeyClaim,
+    existing: &ClaimRecord,
+) -> Result<Resolution, WriteError> {
+    let constraint = &w.table.uniques[k.unique];
+    let stale = Some(existing.txn) == w.own
+        || match intents::decision(w, existing.txn).await? {
+            Decision::Committed | Decision::Aborted => true,
+            Decision::Undecided => intents::abort_if_gone(w, existing.txn).await?.is_some(),
+        };
+    if !stale {
+        return Ok(Resolution::InFlight);
+    }
+    let _ = w
+        .store
+        .delete_claim(&constraint.id, &k.key, existing.txn)
+        .await;
+    Ok(Resolution::Cleared)
+}
+
+/// A transaction that freed a unique value (deleted or changed the row
+/// holding it) and wants it for another row before it commits.
+fn reused_key() -> SqlError {
+    SqlError::unsupported(
+        "a transaction cannot give a unique value to another row before it commits the change that freed it",
+        "COMMIT the DELETE or UPDATE that frees the value first, then write the new row",
+    )
 }
 
 /// Fence row `owner`: change its version by CAS from the state just read, so
@@ -284,8 +349,17 @@ pub(crate) async fn release(
     txn: TxnId,
     row: Option<&RowRecord>,
 ) {
-    let backed_by_row =
-        |k: &KeyClaim| row.is_some_and(|r| w.table.uniques[k.unique].backed_by(&k.key, r));
+    // Kept if the row's committed state or an intent on it holds the key:
+    // keeping a claim is always safe, an unbacked one is resolved later.
+    let backed_by_row = |k: &KeyClaim| {
+        row.is_some_and(|r| {
+            let u = &w.table.uniques[k.unique];
+            u.backed_by(&k.key, r)
+                || r.intent
+                    .as_ref()
+                    .is_some_and(|i| i.live && u.key_of(&i.values).as_deref() == Some(&k.key[..]))
+        })
+    };
     let deletes = keys.iter().filter(|k| !backed_by_row(k)).map(|k| {
         w.store
             .delete_claim(&w.table.uniques[k.unique].id, &k.key, txn)

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
+use super::intents::{settle, Settled, Wait};
 use super::resolve::{before_retry, claim_all, release, restamp_all, KeyClaim};
 use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event};
 use crate::catalog::{store_error, TableDef};
@@ -20,6 +21,17 @@ pub struct RowWrite<'a> {
     /// The statement's stop state; None where nothing may stop the write
     /// (an undo, an index build).
     pub stop: Option<&'a crate::stop::Stop>,
+    /// The transaction this write belongs to, when it runs in an explicit
+    /// block (it writes intents and sees its own); None for a statement of
+    /// its own, whose row is its own record.
+    pub own: Option<TxnId>,
+    /// Which transactions may still be running (`intents::Peers`). None
+    /// for writes outside any session (index builds): they treat every
+    /// undecided transaction as running, and wait for it.
+    pub peers: Option<&'a super::intents::Peers>,
+    /// When the writer began (its transaction's birth, or the statement's
+    /// start): waits are ordered by it across transactions.
+    pub born_ms: u64,
 }
 
 /// Why a row write did not happen.
@@ -48,13 +60,13 @@ pub struct WriteOutcome {
     pub after: RowRecord,
 }
 
-fn outcome_unknown() -> WriteError {
+pub(super) fn outcome_unknown() -> WriteError {
     WriteError::Sql(SqlError::completion_unknown(
         "the store did not confirm the write, and retries found the row changed since",
     ))
 }
 
-fn store_failure(e: StoreError) -> WriteError {
+pub(super) fn store_failure(e: StoreError) -> WriteError {
     WriteError::Sql(store_error(e))
 }
 
@@ -139,6 +151,12 @@ pub async fn insert_row(
             w.stats.bump(Event::Unknown);
             return Err(outcome_unknown());
         }
+        // A row a transaction is writing: wait until it is decided, and
+        // go on from the row as it then stands.
+        let current = match current {
+            Some(cur) if cur.intent.is_some() => settled(w, pk, cur).await?,
+            other => other,
+        };
         match current {
             Some(cur) if cur.live => {
                 release(w, &keys, txn, Some(&cur)).await;
@@ -382,10 +400,39 @@ async fn observe(
         Some(r) => r,
         None => read(w, pk).await?,
     };
+    let current = match current {
+        Some(row) => settled(w, pk, row).await?,
+        None => None,
+    };
     Ok(current.filter(|r| r.live))
 }
 
-async fn read(w: &RowWrite<'_>, pk: &[u8]) -> Result<Option<RowRecord>, WriteError> {
+/// The row as it stands once no undecided transaction is writing it:
+/// waits for one that is (or aborts it once its proxy is gone), reading
+/// the row again after each wait. The version stays the partition's, so a
+/// CAS from it overwrites a decided intent, folded or dropped.
+async fn settled(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    mut row: RowRecord,
+) -> Result<Option<RowRecord>, WriteError> {
+    let mut wait = Wait::default();
+    loop {
+        match settle(w, row).await? {
+            Settled::Ready(view) => return Ok(Some(view)),
+            Settled::Busy(holder) => {
+                w.stats.bump(Event::Wait);
+                wait.once(w, &holder).await?;
+                match read(w, pk).await? {
+                    Some(next) => row = next,
+                    None => return Ok(None),
+                }
+            }
+        }
+    }
+}
+
+pub(super) async fn read(w: &RowWrite<'_>, pk: &[u8]) -> Result<Option<RowRecord>, WriteError> {
     with_retries(w.cfg, w.stats, || w.store.read_row(w.table, pk))
         .await
         .map(|(r, _)| r)

@@ -6,9 +6,11 @@ use std::sync::Arc;
 
 use super::env::SessionEnv;
 use crate::catalog::TableDef;
+use crate::claims::intents::{Peers, ReadView};
 use crate::claims::{ClaimConfig, ClaimStats, RowWrite};
 use crate::stop::Stop;
 use crate::store::Store;
+use crate::txn::OpenTxn;
 use crate::txn::StmtTxn;
 use crate::types::Value;
 
@@ -26,6 +28,11 @@ pub(crate) struct StmtCtx<'a> {
     pub params: Arc<Vec<Value>>,
     /// Lets a cancel or statement_timeout stop the writes at safe points.
     pub stop: Option<&'a Stop>,
+    /// The explicit transaction this statement writes in, once it has one.
+    pub open: Option<OpenTxn>,
+    pub peers: &'a Peers,
+    /// What this statement's reads have learnt of other transactions.
+    pub reads: Arc<ReadView>,
 }
 
 impl StmtCtx<'_> {
@@ -38,6 +45,9 @@ impl StmtCtx<'_> {
             table,
             deadline: self.txn.lock_deadline,
             stop: self.stop,
+            own: self.open.as_ref().map(|o| o.id),
+            peers: Some(self.peers),
+            born_ms: self.txn.born_ms,
         }
     }
 }

@@ -272,6 +272,9 @@ async fn backfill(
         table,
         deadline: Instant::now() + cfg.lock_timeout,
         stop: None,
+        own: None,
+        peers: None,
+        born_ms: claims::now_ms(),
     };
     let txn = claims::new_txn();
     let mut rows = 0u64;

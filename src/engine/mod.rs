@@ -13,6 +13,7 @@ mod ddl;
 mod env;
 mod read;
 mod select;
+mod txn;
 mod write;
 
 use std::collections::HashMap;
@@ -22,6 +23,7 @@ use futures::stream::{BoxStream, StreamExt};
 use sqlparser::ast::Statement;
 
 use crate::catalog::{Catalog, TableDef};
+use crate::claims::intents::{Peers, ReadView};
 use crate::claims::{ClaimConfig, ClaimStats};
 use crate::error::{SqlError, SqlResult};
 use crate::session::{Session, Utility};
@@ -29,6 +31,7 @@ use crate::sql::expr::{EvalCtx, Expr, Loc, Params};
 use crate::sql::plan::{table_name, Plan, Planner, Tables};
 use crate::stop::Stop;
 use crate::store::Store;
+use crate::txn::Mode;
 use crate::types::{SqlType, Value};
 use ctx::StmtCtx;
 use env::SessionEnv;
@@ -155,6 +158,8 @@ struct Inner {
     claims: ClaimConfig,
     stats: ClaimStats,
     scan_page: usize,
+    /// This proxy's id and open transactions, and how others' are judged.
+    peers: Peers,
 }
 
 /// Tables resolved before planning, so the planner itself never waits.
@@ -173,7 +178,7 @@ impl Engine {
     pub fn new(store: Arc<dyn Store>, config: EngineConfig) -> Engine {
         // Every store operation is counted per statement, for metrics.
         let store: Arc<dyn Store> = Arc::new(crate::store::counting::CountingStore::new(store));
-        Engine {
+        let engine = Engine {
             inner: Arc::new(Inner {
                 catalog: Catalog::new(store.clone(), config.catalog_refresh),
                 store,
@@ -184,8 +189,35 @@ impl Engine {
                 },
                 stats: ClaimStats::default(),
                 scan_page: config.scan_page.max(1),
+                peers: Peers::new(config.lease),
             }),
-        }
+        };
+        engine.keep_heartbeat();
+        engine
+    }
+
+    /// Tell other proxies this one is alive, every quarter lease, for as
+    /// long as the engine exists: their writers wait for this proxy's open
+    /// transactions meanwhile, and abort them once it falls silent.
+    fn keep_heartbeat(&self) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let weak = Arc::downgrade(&self.inner);
+        runtime.spawn(async move {
+            loop {
+                let Some(inner) = weak.upgrade() else { return };
+                let every = inner.peers.heartbeat_every();
+                let beat = inner
+                    .store
+                    .write_heartbeat(inner.peers.proxy, crate::claims::now_ms());
+                if let Err(e) = beat.await {
+                    tracing::debug!(cause = %e, "heartbeat not written");
+                }
+                drop(inner);
+                tokio::time::sleep(every).await;
+            }
+        });
     }
 
     pub fn store(&self) -> &Arc<dyn Store> {
@@ -332,7 +364,7 @@ impl Engine {
         // Admit: the one 25P02 check, and the statement's transaction context.
         let txn = session.admit(prepared.plan.admission(), inner.claims.lock_timeout)?;
         if let Plan::Utility(utility) = prepared.plan.as_ref() {
-            return crate::session::utility::execute(session, utility);
+            return self.transaction_statement(session, utility).await;
         }
         // Re-plan if DDL changed a table since this statement was prepared.
         let fresh;
@@ -348,6 +380,13 @@ impl Engine {
         };
         // Bind.
         let params = Arc::new(check_params(prepared, params)?);
+        // Inside a block, rows are written as intents of its transaction.
+        let open = match (txn.mode, prepared.plan.kind()) {
+            (Mode::Explicit, "insert" | "update" | "delete") => Some(self.open_for_write(session)),
+            (Mode::Explicit, _) => session.open.clone(),
+            (Mode::Implicit, _) => None,
+        };
+        let reads = Arc::new(ReadView::new(open.as_ref().map(|o| o.id)));
         let cx = StmtCtx {
             store: &inner.store,
             claims: &inner.claims,
@@ -357,8 +396,25 @@ impl Engine {
             env: Arc::new(SessionEnv::new(session)),
             params,
             stop,
+            open,
+            peers: &inner.peers,
+            reads,
         };
         // Run.
+        let executed = self.run_plan(session, prepared, &cx).await;
+        if let (Err(e), Some(_)) = (&executed, &cx.open) {
+            self.statement_failed(session, e).await;
+        }
+        executed
+    }
+
+    async fn run_plan(
+        &self,
+        session: &mut Session,
+        prepared: &Prepared,
+        cx: &StmtCtx<'_>,
+    ) -> SqlResult<Executed> {
+        let inner = &self.inner;
         let columns = Arc::new(prepared.columns.clone());
         let executed = match prepared.plan.as_ref() {
             Plan::Utility(_) => unreachable!("handled above"),
@@ -366,21 +422,18 @@ impl Engine {
                 if let Some(args) = &s.set_config {
                     set_config(session, args, &cx.params, &cx.env)?;
                 }
-                Executed::new(select::run(&cx, s, columns).await?)
+                Executed::new(select::run(cx, s, columns).await?)
             }
             Plan::Insert(p) => {
                 let w = cx.insert(p).await?;
-                wrote(session, &w);
                 written("INSERT 0", w, columns, p.returning.is_some())
             }
             Plan::Update(p) => {
                 let w = cx.update(p).await?;
-                wrote(session, &w);
                 written("UPDATE", w, columns, p.returning.is_some())
             }
             Plan::Delete(p) => {
                 let w = cx.delete(p).await?;
-                wrote(session, &w);
                 written("DELETE", w, columns, p.returning.is_some())
             }
             Plan::CreateTable(p) => {
@@ -404,6 +457,11 @@ impl Engine {
                 ddl::drop_index(&inner.catalog, inner.store.as_ref(), names, *if_exists).await?
             }
         };
+        // DDL is not transactional yet: a block remembers that it ran
+        // some, so that its ROLLBACK says what stays.
+        if prepared.plan.kind() == "ddl" {
+            session.note_write();
+        }
         Ok(executed)
     }
 
@@ -455,12 +513,6 @@ fn set_config(
     let local = matches!(local.eval(&cx)?.cast_to(&SqlType::Bool)?, Value::Bool(true));
     session.set_config(&text(name)?, &text(value)?, local)?;
     Ok(())
-}
-
-fn wrote(session: &mut Session, w: &Written) {
-    if w.count > 0 {
-        session.note_write();
-    }
 }
 
 /// The outcome of a write: a tag, or the RETURNING rows under that tag.

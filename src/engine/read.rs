@@ -8,6 +8,7 @@ use std::sync::Arc;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use crate::catalog::{store_error, TableDef};
+use crate::claims::intents::ReadView;
 use crate::error::SqlResult;
 use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{Access, Source};
@@ -71,6 +72,7 @@ enum By {
 /// by unique key the claim, then its owner row, counted only if backed.
 async fn read_by(
     store: &dyn Store,
+    view: &ReadView,
     t: &TableDef,
     by: By,
     key: Vec<u8>,
@@ -82,15 +84,28 @@ async fn read_by(
             let Some(claim) = store.read_claim(&u.id, &key).await.map_err(store_error)? else {
                 return Ok(None);
             };
-            let row = store.read_row(t, &claim.owner).await.map_err(store_error)?;
+            let row = visible(store, view, t, &claim.owner).await?;
             // Only a backed claim means the row holds the key.
             return Ok(row
                 .filter(|r| u.backed_by(&key, r))
                 .map(|r| (claim.owner, r)));
         }
     };
-    let row = store.read_row(t, &pk).await.map_err(store_error)?;
+    let row = visible(store, view, t, &pk).await?;
     Ok(row.map(|r| (pk, r)))
+}
+
+/// Row `pk` as this statement sees it (`ReadView`); None when absent or dead.
+async fn visible(
+    store: &dyn Store,
+    view: &ReadView,
+    t: &TableDef,
+    pk: &[u8],
+) -> SqlResult<Option<RowRecord>> {
+    match store.read_row(t, pk).await.map_err(store_error)? {
+        Some(row) => view.visible(store, row).await.map_err(store_error),
+        None => Ok(None),
+    }
 }
 
 /// The key a point access reads by, and its columns.
@@ -105,13 +120,14 @@ fn key_of_access<'t>(t: &'t TableDef, access: &Access) -> (By, &'t [usize]) {
 /// The row holding `key`, if it also matches the source's filter.
 async fn read_matching(
     store: &dyn Store,
+    view: &ReadView,
     src: &Source,
     by: By,
     key: Vec<u8>,
     params: &[Value],
     env: &SessionEnv,
 ) -> SqlResult<Option<Found>> {
-    Ok(match read_by(store, &src.table, by, key).await? {
+    Ok(match read_by(store, view, &src.table, by, key).await? {
         Some((pk, r)) if matches(src, &r, params, env)? => Some((pk, r)),
         _ => None,
     })
@@ -120,6 +136,7 @@ async fn read_matching(
 /// At most one row, by primary key or through a unique key's claim.
 pub async fn point(
     store: &dyn Store,
+    view: &ReadView,
     src: &Source,
     params: &[Value],
     env: &SessionEnv,
@@ -138,13 +155,14 @@ pub async fn point(
     let Some(key) = pinned_key(t, cols, exprs, &cx)? else {
         return Ok(None);
     };
-    read_matching(store, src, by, key, params, env).await
+    read_matching(store, view, src, by, key, params, env).await
 }
 
 /// The rows of a key list (`key IN (...)`): each distinct key read once,
 /// a few at a time, in key order (the order a scan would give).
 fn listed(
     store: Arc<dyn Store>,
+    view: Arc<ReadView>,
     src: Source,
     params: Arc<Vec<Value>>,
     env: Arc<SessionEnv>,
@@ -170,9 +188,14 @@ fn listed(
     let src = Arc::new(src);
     stream::iter(keys)
         .map(move |key| {
-            let (store, src, params, env) =
-                (store.clone(), src.clone(), params.clone(), env.clone());
-            async move { read_matching(store.as_ref(), &src, by, key, &params, &env).await }
+            let (store, view, src, params, env) = (
+                store.clone(),
+                view.clone(),
+                src.clone(),
+                params.clone(),
+                env.clone(),
+            );
+            async move { read_matching(store.as_ref(), &view, &src, by, key, &params, &env).await }
         })
         .buffered(LIST_READS)
         .try_filter_map(|found| async move { Ok(found) })
@@ -182,6 +205,7 @@ fn listed(
 /// Every live row matching the source, streamed page by page.
 pub fn rows(
     store: Arc<dyn Store>,
+    view: Arc<ReadView>,
     src: Source,
     params: Arc<Vec<Value>>,
     env: Arc<SessionEnv>,
@@ -189,17 +213,22 @@ pub fn rows(
 ) -> BoxStream<'static, SqlResult<Found>> {
     match src.access {
         Access::Key(_) | Access::Unique(..) => {
-            return stream::once(async move { point(store.as_ref(), &src, &params, &env).await })
-                .map_ok(|found| stream::iter(found.map(Ok)))
-                .try_flatten()
-                .boxed();
+            return stream::once(
+                async move { point(store.as_ref(), &view, &src, &params, &env).await },
+            )
+            .map_ok(|found| stream::iter(found.map(Ok)))
+            .try_flatten()
+            .boxed();
         }
-        Access::KeyList(_) | Access::UniqueList(..) => return listed(store, src, params, env),
+        Access::KeyList(_) | Access::UniqueList(..) => {
+            return listed(store, view, src, params, env)
+        }
         Access::Scan => {}
     }
     let src = Arc::new(src);
     stream::try_unfold(Some(None::<Vec<u8>>), move |cursor| {
         let store = store.clone();
+        let view = view.clone();
         let src = src.clone();
         let params = params.clone();
         let env = env.clone();
@@ -213,6 +242,13 @@ pub fn rows(
                 .map_err(store_error)?;
             let mut hits = Vec::new();
             for (pk, row) in page.rows {
+                let Some(row) = view
+                    .visible(store.as_ref(), row)
+                    .await
+                    .map_err(store_error)?
+                else {
+                    continue;
+                };
                 if matches(&src, &row, &params, &env)? {
                     hits.push(Ok((pk, row)));
                 }
@@ -227,10 +263,13 @@ pub fn rows(
 /// Collect the matching rows first (UPDATE and DELETE must not see their own writes).
 pub async fn collect(
     store: Arc<dyn Store>,
+    view: Arc<ReadView>,
     src: Source,
     params: Arc<Vec<Value>>,
     env: Arc<SessionEnv>,
     page: usize,
 ) -> SqlResult<Vec<Found>> {
-    rows(store, src, params, env, page).try_collect().await
+    rows(store, view, src, params, env, page)
+        .try_collect()
+        .await
 }

@@ -99,10 +99,17 @@ pub(crate) async fn run(
     // A point lookup reads now, within the statement; scans stream as the
     // client takes rows.
     let found = if source.access.is_point() {
-        let one = read::point(store.as_ref(), source, &params, &env).await?;
+        let one = read::point(store.as_ref(), &ctx.reads, source, &params, &env).await?;
         stream::iter(one.map(Ok)).boxed()
     } else {
-        read::rows(store, source.clone(), params.clone(), env.clone(), page)
+        read::rows(
+            store,
+            ctx.reads.clone(),
+            source.clone(),
+            params.clone(),
+            env.clone(),
+            page,
+        )
     };
     match &plan.output {
         Output::Aggregates(aggs) => {

@@ -14,11 +14,13 @@ use std::collections::HashSet;
 
 use tracing::warn;
 
+use std::sync::Arc;
+
 use super::ctx::StmtCtx;
 use super::env::SessionEnv;
 use super::read;
 use crate::catalog::TableDef;
-use crate::claims::{self, RowWrite, WriteError};
+use crate::claims::{self, Change, IntentWrite, Logged, RowWrite, WriteError, WriteOutcome};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{
@@ -166,11 +168,100 @@ fn arbiter(oc: &Option<OnConflict>, target: Target) -> Option<&OnConflict> {
         .filter(|oc| oc.targets.as_ref().is_none_or(|ts| ts.contains(&target)))
 }
 
+/// How this statement writes a row: through the single-row protocol (the
+/// row is its own record), or, inside a transaction block, as an intent of
+/// the open transaction, logged so that ROLLBACK TO and a failed statement
+/// can take it back.
 impl StmtCtx<'_> {
+    async fn put_insert(
+        &self,
+        w: &RowWrite<'_>,
+        pk: &[u8],
+        values: Vec<Value>,
+    ) -> Result<WriteOutcome, WriteError> {
+        if self.open.is_none() {
+            return claims::insert_row(w, pk, values).await;
+        }
+        let written = claims::write_intent(w, pk, |view| match view {
+            Some(_) => Err(WriteError::Duplicate {
+                unique: None,
+                owner: pk.to_vec(),
+            }),
+            None => Ok(Some(Change::Live(values.clone()))),
+        })
+        .await?;
+        Ok(self.logged(w, pk, written.expect("an insert always writes")))
+    }
+
+    async fn put_update(
+        &self,
+        w: &RowWrite<'_>,
+        pk: &[u8],
+        observed: Option<Option<RowRecord>>,
+        mut compute: impl FnMut(&RowRecord) -> Result<Option<Vec<Value>>, SqlError>,
+    ) -> Result<Option<WriteOutcome>, WriteError> {
+        if self.open.is_none() {
+            return claims::update_row(w, pk, observed, compute).await;
+        }
+        let written = claims::write_intent(w, pk, |view| match view {
+            None => Ok(None),
+            Some(cur) => Ok(compute(cur)?.map(Change::Live)),
+        })
+        .await?;
+        Ok(written.map(|x| self.logged(w, pk, x)))
+    }
+
+    async fn put_delete(
+        &self,
+        w: &RowWrite<'_>,
+        pk: &[u8],
+        observed: Option<Option<RowRecord>>,
+        mut qualifies: impl FnMut(&RowRecord) -> Result<bool, SqlError>,
+    ) -> Result<Option<WriteOutcome>, WriteError> {
+        if self.open.is_none() {
+            return claims::delete_row(w, pk, observed, qualifies).await;
+        }
+        let written = claims::write_intent(w, pk, |view| match view {
+            None => Ok(None),
+            Some(cur) => Ok(qualifies(cur)?.then_some(Change::Dead)),
+        })
+        .await?;
+        Ok(written.map(|x| self.logged(w, pk, x)))
+    }
+
+    /// Log an intent in the open transaction; the outcome as the
+    /// single-row protocol reports it.
+    fn logged(&self, w: &RowWrite<'_>, pk: &[u8], write: IntentWrite) -> WriteOutcome {
+        let after = write
+            .after()
+            .unwrap_or_else(|| RowRecord::dead(write.record.version));
+        let outcome = WriteOutcome {
+            before: write.before.clone(),
+            after: RowRecord {
+                version: write.record.version,
+                ..after
+            },
+        };
+        if let Some(open) = &self.open {
+            open.push(Logged {
+                table: self.table_arc(w.table),
+                pk: pk.to_vec(),
+                write,
+            });
+        }
+        outcome
+    }
+
+    /// The statement's own handle on a table it writes.
+    fn table_arc(&self, table: &TableDef) -> Arc<TableDef> {
+        Arc::new(table.clone())
+    }
+
     /// The rows an UPDATE or DELETE acts on, all found before any is written.
     async fn candidates(&self, source: &Source) -> SqlResult<Vec<read::Found>> {
         read::collect(
             self.store.clone(),
+            self.reads.clone(),
             source.clone(),
             self.params.clone(),
             self.env.clone(),
@@ -246,7 +337,7 @@ impl StmtCtx<'_> {
         let t = w.table;
         let pk = t.pk_bytes(&values);
         loop {
-            let (target, owner) = match claims::insert_row(w, &pk, values.clone()).await {
+            let (target, owner) = match self.put_insert(w, &pk, values.clone()).await {
                 Ok(o) => {
                     touched.insert(pk.clone());
                     undo.push(Undo::Inserted {
@@ -288,22 +379,23 @@ impl StmtCtx<'_> {
                 .with_hint("Ensure that no rows proposed for insertion within the same command have duplicate constrained values."));
             }
             let mut filtered_out = false;
-            let updated = claims::update_row(w, &owner, None, |cur| {
-                let c = ctx(Some(&cur.values), Some(&values), &self.params, &self.env);
-                if let Some(f) = filter {
-                    if !f.holds(&c)? {
-                        filtered_out = true;
-                        return Ok(None);
+            let updated = self
+                .put_update(w, &owner, None, |cur| {
+                    let c = ctx(Some(&cur.values), Some(&values), &self.params, &self.env);
+                    if let Some(f) = filter {
+                        if !f.holds(&c)? {
+                            filtered_out = true;
+                            return Ok(None);
+                        }
                     }
-                }
-                let next =
-                    apply_sets(t, sets, &cur.values, Some(&values), &self.params, &self.env)?;
-                if t.pk_bytes(&next) != owner {
-                    return Err(pk_change_in_upsert());
-                }
-                Ok(Some(next))
-            })
-            .await;
+                    let next =
+                        apply_sets(t, sets, &cur.values, Some(&values), &self.params, &self.env)?;
+                    if t.pk_bytes(&next) != owner {
+                        return Err(pk_change_in_upsert());
+                    }
+                    Ok(Some(next))
+                })
+                .await;
             match updated {
                 Ok(Some(o)) => {
                     touched.insert(owner.clone());
@@ -390,18 +482,19 @@ impl StmtCtx<'_> {
             return self.move_row(w, filter, pk, row, new_pk, next, undo).await;
         }
         let mut values_for_error = next;
-        let result = claims::update_row(w, &pk, Some(Some(row)), |cur| {
-            if !self.qualifies(filter, &cur.values)? {
-                return Ok(None);
-            }
-            let next = apply_sets(t, &plan.sets, &cur.values, None, &self.params, &self.env)?;
-            if t.pk_bytes(&next) != pk {
-                return Err(pk_change_in_upsert());
-            }
-            values_for_error = next.clone();
-            Ok(Some(next))
-        })
-        .await;
+        let result = self
+            .put_update(w, &pk, Some(Some(row)), |cur| {
+                if !self.qualifies(filter, &cur.values)? {
+                    return Ok(None);
+                }
+                let next = apply_sets(t, &plan.sets, &cur.values, None, &self.params, &self.env)?;
+                if t.pk_bytes(&next) != pk {
+                    return Err(pk_change_in_upsert());
+                }
+                values_for_error = next.clone();
+                Ok(Some(next))
+            })
+            .await;
         match result {
             Ok(Some(o)) => {
                 undo.push(Undo::Updated {
@@ -442,14 +535,16 @@ impl StmtCtx<'_> {
                 "DELETE the row and INSERT it with its new key",
             ));
         }
-        let inserted = claims::insert_row(w, &new_pk, next.clone())
+        let inserted = self
+            .put_insert(w, &new_pk, next.clone())
             .await
             .map_err(|e| self.write_error(t, e, &next))?;
         let version = row.version;
-        let retired = claims::delete_row(w, &pk, Some(Some(row)), |cur| {
-            Ok(cur.version == version && self.qualifies(filter, &cur.values)?)
-        })
-        .await;
+        let retired = self
+            .put_delete(w, &pk, Some(Some(row)), |cur| {
+                Ok(cur.version == version && self.qualifies(filter, &cur.values)?)
+            })
+            .await;
         match retired {
             Ok(Some(deleted)) => {
                 undo.push(Undo::Inserted {
@@ -468,8 +563,9 @@ impl StmtCtx<'_> {
             // back (only the version we wrote) and let the client retry.
             other => {
                 let mine = inserted.after.version;
-                if let Err(e) =
-                    claims::delete_row(w, &new_pk, None, |cur| Ok(cur.version == mine)).await
+                if let Err(e) = self
+                    .put_delete(w, &new_pk, None, |cur| Ok(cur.version == mine))
+                    .await
                 {
                     warn!(table = %t.name, cause = ?e, "could not take back a moved row");
                 }
@@ -502,6 +598,8 @@ impl StmtCtx<'_> {
             let deleted = self.delete_one(w, plan, pk, row, &mut written).await;
             if let Err(e) = deleted {
                 return Err(match written.count {
+                    // In a transaction the engine takes back the deletes.
+                    _ if self.open.is_some() => e,
                     0 => e,
                     n => failed_after(
                         &e,
@@ -523,11 +621,12 @@ impl StmtCtx<'_> {
     ) -> SqlResult<()> {
         stop::check(w.stop)?;
         let filter = &plan.source.filter;
-        let deleted = claims::delete_row(w, &pk, Some(Some(row)), |cur| {
-            self.qualifies(filter, &cur.values)
-        })
-        .await
-        .map_err(|e| self.write_error(w.table, e, &[]))?;
+        let deleted = self
+            .put_delete(w, &pk, Some(Some(row)), |cur| {
+                self.qualifies(filter, &cur.values)
+            })
+            .await
+            .map_err(|e| self.write_error(w.table, e, &[]))?;
         if let Some(o) = deleted {
             written.count += 1;
             if let Some(before) = &o.before {
@@ -540,6 +639,10 @@ impl StmtCtx<'_> {
     /// A failed statement's answer: undo what it wrote, and answer `error`,
     /// or 40003 if the undo could not be confirmed (the writes may stay).
     async fn abandon(&self, table: &TableDef, undo: Vec<Undo>, error: SqlError) -> SqlError {
+        // In a transaction the engine takes back the statement's intents.
+        if self.open.is_some() {
+            return error;
+        }
         match self.rollback(table, undo).await {
             Ok(()) => error,
             Err(cause) => failed_after(

@@ -24,9 +24,10 @@ use crate::types::{SqlType, Value};
 /// SQLSTATE 3B001 invalid_savepoint_specification.
 const INVALID_SAVEPOINT: &str = "3B001";
 
-/// Warned when a block ends in a rollback after it wrote: the writes stay.
+/// Warned when a block that ran DDL rolls back: DDL is not transactional
+/// yet, and stays (its rows' writes are undone).
 pub const ROLLBACK_KEEPS_WRITES: &str =
-    "keyclaim applied the writes of this transaction block at statement time; ROLLBACK cannot undo them";
+    "keyclaim applied the DDL of this transaction block (CREATE, DROP) when it ran; ROLLBACK cannot undo it";
 
 /// A session statement, planned.
 #[derive(Debug, Clone)]
@@ -574,6 +575,7 @@ impl Session {
             savepoint: None,
             settings: self.settings.clone(),
             local: std::collections::BTreeMap::new(),
+            log_mark: 0,
         }];
         for (name, value) in modes {
             self.local.insert(name.into(), value);
@@ -595,6 +597,8 @@ impl Session {
         self.local.clear();
         self.undo.clear();
         self.txn = Block::Idle;
+        // The engine has decided the transaction by now.
+        self.open = None;
         characteristics
     }
 
@@ -671,6 +675,7 @@ impl Session {
             savepoint: Some(name.to_owned()),
             settings: self.settings.clone(),
             local: self.local.clone(),
+            log_mark: self.log_mark(),
         });
         Ok(command("SAVEPOINT"))
     }

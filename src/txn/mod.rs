@@ -8,13 +8,18 @@
 //! (25P02). The design this grows into (intents, transaction records,
 //! snapshots) is docs/transactions.md.
 //!
-//! Until transaction records land, a block's writes apply when their
-//! statement runs; `Block` remembers whether any did, so that a ROLLBACK
-//! can say truthfully that it could not undo them.
+//! A block's writes are intents of one transaction ([`OpenTxn`], minted at
+//! the block's first write): invisible to other sessions until COMMIT
+//! decides the transaction record, gone at ROLLBACK; ROLLBACK TO a
+//! savepoint, or a failed statement, takes back the tail of its log.
+//! DDL is not transactional yet and applies when it runs.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::claims::Logged;
 use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::store::TxnId;
 
 /// Where the connection stands with respect to a transaction block.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -53,6 +58,68 @@ pub struct StmtTxn {
     /// When waiting for another's claim gives up (55P03): the session's
     /// lock_timeout, or the configured one when the session has none.
     pub lock_deadline: Instant,
+    /// When the writer was born, for ordering waits across transactions:
+    /// the open transaction's birth, else now.
+    pub born_ms: u64,
+}
+
+/// The open transaction of a block: its id and the log of its writes.
+/// Shared by handle, so the session can be snapshotted for a statement
+/// without copying the log.
+#[derive(Debug, Clone)]
+pub struct OpenTxn {
+    pub id: TxnId,
+    log: Arc<parking_lot::Mutex<TxnLog>>,
+}
+
+#[derive(Debug, Default)]
+struct TxnLog {
+    entries: Vec<Logged>,
+    /// Why the transaction can no longer commit (a write or an undo whose
+    /// outcome is unknown), if it cannot.
+    doomed: Option<String>,
+}
+
+impl OpenTxn {
+    pub fn new(id: TxnId) -> OpenTxn {
+        OpenTxn {
+            id,
+            log: Arc::default(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.log.lock().entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn push(&self, entry: Logged) {
+        self.log.lock().entries.push(entry);
+    }
+
+    /// The whole log.
+    pub fn entries(&self) -> Vec<Logged> {
+        self.log.lock().entries.clone()
+    }
+
+    /// Cut the log at `mark`: (what stays, what was after it).
+    pub fn split_off(&self, mark: usize) -> (Vec<Logged>, Vec<Logged>) {
+        let mut log = self.log.lock();
+        let at = mark.min(log.entries.len());
+        let tail = log.entries.split_off(at);
+        (log.entries.clone(), tail)
+    }
+
+    pub fn doom(&self, why: String) {
+        self.log.lock().doomed.get_or_insert(why);
+    }
+
+    pub fn doomed(&self) -> Option<String> {
+        self.log.lock().doomed.clone()
+    }
 }
 
 impl Block {
@@ -76,7 +143,12 @@ impl Block {
     /// Admit a statement: 25P02 in a failed block unless it ends the
     /// failure; otherwise the statement's transaction context, with its
     /// lock deadline from `lock_timeout`.
-    pub fn admit(&self, admission: Admission, lock_timeout: Duration) -> SqlResult<StmtTxn> {
+    pub fn admit(
+        &self,
+        admission: Admission,
+        lock_timeout: Duration,
+        born_ms: u64,
+    ) -> SqlResult<StmtTxn> {
         if self.is_failed() && admission == Admission::Ordinary {
             return Err(in_failed_block());
         }
@@ -87,6 +159,7 @@ impl Block {
                 Mode::Implicit
             },
             lock_deadline: Instant::now() + lock_timeout,
+            born_ms,
         })
     }
 
@@ -134,17 +207,17 @@ mod tests {
     fn a_failed_block_admits_only_what_ends_it() {
         let mut b = Block::InBlock { wrote: false };
         assert_eq!(
-            b.admit(Admission::Ordinary, L).unwrap().mode,
+            b.admit(Admission::Ordinary, L, 0).unwrap().mode,
             Mode::Explicit
         );
         b.note_error();
         b.note_error();
         assert_eq!(b, Block::Failed { wrote: false });
         assert_eq!(
-            b.admit(Admission::Ordinary, L).unwrap_err().code,
+            b.admit(Admission::Ordinary, L, 0).unwrap_err().code,
             sqlstate::IN_FAILED_TRANSACTION
         );
-        assert!(b.admit(Admission::EndsFailure, L).is_ok());
+        assert!(b.admit(Admission::EndsFailure, L, 0).is_ok());
         assert_eq!(b.status(), b'E');
     }
 
@@ -154,7 +227,7 @@ mod tests {
         b.note_error();
         b.note_write();
         assert_eq!(b, Block::Idle);
-        let t = b.admit(Admission::Ordinary, L).unwrap();
+        let t = b.admit(Admission::Ordinary, L, 0).unwrap();
         assert_eq!(t.mode, Mode::Implicit);
         assert!(t.lock_deadline > Instant::now());
     }

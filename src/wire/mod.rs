@@ -141,6 +141,20 @@ pub(crate) struct Connection {
     busy: watch::Sender<bool>,
 }
 
+/// A connection that ends inside a block rolls its transaction back, as
+/// PostgreSQL does; its intents then vanish for everyone at once.
+impl Drop for Connection {
+    fn drop(&mut self) {
+        let Some(open) = self.session.get_mut().open.take() else {
+            return;
+        };
+        let engine = self.shared.engine.clone();
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { engine.abort(open).await });
+        }
+    }
+}
+
 /// Marks the connection busy until dropped.
 struct Busy<'a>(&'a watch::Sender<bool>);
 

@@ -1,0 +1,356 @@
+//! Transactions in the claim protocol (docs/transactions.md): transaction
+//! ids, what an intent on a row means to whoever meets it, and when a
+//! transaction's proxy counts as gone.
+//!
+//! A row's committed state is what everyone sees, unless it carries an
+//! intent whose transaction record says committed; an intent of an
+//! undecided transaction is waited for by writers and passed over by
+//! readers. Deciding is one `IF NOT EXISTS` on the record, so a resolver
+//! that aborts a transaction whose proxy stopped heartbeating fences it:
+//! its COMMIT can no longer land. Safety never depends on the heartbeat.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use dashmap::DashSet;
+use uuid::Uuid;
+
+use super::resolve::before_retry;
+use super::{now_ms, with_retries, RowWrite, WriteError};
+use crate::catalog::store_error;
+use crate::error::SqlError;
+use crate::store::{Cas, Intent, RowRecord, Store, TxnId, TxnRecord, TxnStatus};
+
+/// The UUID version nibble that marks a transaction id. Statement attempts
+/// are UUIDv7; a transaction id is a v7 with this version, so every claim
+/// and intent says which kind of writer made it, with no extra column.
+const TRANSACTION_VERSION: u8 = 8;
+
+/// A fresh transaction id minted by proxy `proxy`: the v7 time (its birth)
+/// and the proxy's id in the last four bytes, so a resolver can find the
+/// proxy's heartbeat.
+pub fn new_transaction_id(proxy: u32) -> TxnId {
+    let mut bytes = *Uuid::now_v7().as_bytes();
+    bytes[6] = (bytes[6] & 0x0f) | (TRANSACTION_VERSION << 4);
+    bytes[12..16].copy_from_slice(&proxy.to_be_bytes());
+    Uuid::from_bytes(bytes)
+}
+
+/// Whether `id` names a transaction (else a single-statement attempt,
+/// whose row is its own record).
+pub fn is_transaction(id: &TxnId) -> bool {
+    id.as_bytes()[6] >> 4 == TRANSACTION_VERSION
+}
+
+/// The proxy that minted transaction `id`.
+pub fn proxy_of(id: &TxnId) -> u32 {
+    let b = id.as_bytes();
+    u32::from_be_bytes([b[12], b[13], b[14], b[15]])
+}
+
+/// What this proxy knows about transactions: its own id, which of its
+/// transactions are open, and how long a silent proxy is given.
+pub struct Peers {
+    pub proxy: u32,
+    open: DashSet<TxnId>,
+    lease: Duration,
+}
+
+impl Peers {
+    pub fn new(lease: Duration) -> Peers {
+        Peers {
+            proxy: rand::random(),
+            open: DashSet::new(),
+            lease,
+        }
+    }
+
+    /// A new transaction of this proxy, open until [`Peers::close`].
+    pub fn begin(&self) -> TxnId {
+        let id = new_transaction_id(self.proxy);
+        self.open.insert(id);
+        id
+    }
+
+    pub fn close(&self, id: &TxnId) {
+        self.open.remove(id);
+    }
+
+    /// How often to write the heartbeat: well inside the lease.
+    pub fn heartbeat_every(&self) -> Duration {
+        (self.lease / 4).max(Duration::from_millis(10))
+    }
+
+    /// Whether an undecided transaction may still be running: ours while
+    /// a session has it open; another proxy's while that proxy heartbeats.
+    pub async fn may_be_running(&self, store: &dyn Store, txn: &TxnId) -> bool {
+        let proxy = proxy_of(txn);
+        if proxy == self.proxy {
+            return self.open.contains(txn);
+        }
+        match store.read_heartbeat(proxy).await {
+            Ok(Some(at)) => now_ms().saturating_sub(at) < self.lease.as_millis() as u64,
+            Ok(None) => {
+                // A proxy that has not written its first heartbeat yet is
+                // given one lease from the transaction's birth.
+                now_ms().saturating_sub(super::txn_birth_ms(txn)) < self.lease.as_millis() as u64
+            }
+            // Unreachable store: do not abort on a guess; the wait's own
+            // deadline bounds it.
+            Err(_) => true,
+        }
+    }
+}
+
+/// A transaction's state as a reader or writer meets it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Committed,
+    Aborted,
+    Undecided,
+}
+
+impl From<Option<TxnRecord>> for Decision {
+    fn from(rec: Option<TxnRecord>) -> Decision {
+        match rec.map(|r| r.status) {
+            Some(TxnStatus::Committed) => Decision::Committed,
+            Some(TxnStatus::Aborted) => Decision::Aborted,
+            None => Decision::Undecided,
+        }
+    }
+}
+
+/// Read a transaction's record (SERIAL, retried).
+pub async fn decision(w: &RowWrite<'_>, txn: TxnId) -> Result<Decision, WriteError> {
+    let (rec, _) = with_retries(w.cfg, w.stats, || w.store.read_txn_record(txn))
+        .await
+        .map_err(|e| WriteError::Sql(store_error(e)))?;
+    Ok(rec.into())
+}
+
+/// Decide `txn` as `status` unless it is decided already; returns the
+/// decision that stands.
+pub async fn decide(
+    store: &dyn Store,
+    cfg: &super::ClaimConfig,
+    stats: &super::ClaimStats,
+    txn: TxnId,
+    status: TxnStatus,
+) -> Result<TxnStatus, crate::store::StoreError> {
+    let (cas, _) = with_retries(cfg, stats, || {
+        store.insert_txn_record(txn, TxnRecord { status })
+    })
+    .await?;
+    Ok(match cas {
+        Cas::Applied => status,
+        Cas::NotApplied(Some(existing)) => existing.status,
+        // A record never goes away while anything names it; treat an
+        // answer without one as not knowing.
+        Cas::NotApplied(None) => {
+            return Err(crate::store::StoreError::Unknown(
+                "a transaction record was neither written nor found".into(),
+            ))
+        }
+    })
+}
+
+/// The committed state a row shows once its intent's transaction is
+/// decided: the intent's when it committed, the row's own otherwise. The
+/// version stays the partition's (what a CAS must expect).
+pub fn folded(row: &RowRecord, committed: bool) -> RowRecord {
+    match (&row.intent, committed) {
+        (Some(intent), true) => RowRecord {
+            version: row.version,
+            live: intent.live,
+            claims: if intent.live {
+                intent.claims.clone()
+            } else {
+                Default::default()
+            },
+            values: if intent.live {
+                intent.values.clone()
+            } else {
+                Vec::new()
+            },
+            intent: None,
+        },
+        _ => RowRecord {
+            intent: None,
+            ..row.clone()
+        },
+    }
+}
+
+/// A row's state as a writer of transaction `own` sees it: its own intent.
+pub fn own_view(row: &RowRecord, intent: &Intent) -> RowRecord {
+    RowRecord {
+        version: row.version,
+        live: intent.live,
+        claims: intent.claims.clone(),
+        values: intent.values.clone(),
+        intent: None,
+    }
+}
+
+/// What a writer finds on a row.
+pub enum Settled {
+    /// No undecided intent of another transaction: the row as it stands for
+    /// this writer (committed, folded, or this transaction's own intent),
+    /// with the partition's version.
+    Ready(RowRecord),
+    /// An intent of another transaction that may still commit.
+    Busy(TxnId),
+}
+
+/// Settle a row for a writer: look up the record of an intent it carries;
+/// abort the transaction if its proxy is gone.
+pub async fn settle(w: &RowWrite<'_>, row: RowRecord) -> Result<Settled, WriteError> {
+    let Some(intent) = &row.intent else {
+        return Ok(Settled::Ready(row));
+    };
+    if Some(intent.txn) == w.own {
+        return Ok(Settled::Ready(own_view(&row, intent)));
+    }
+    let txn = intent.txn;
+    match decision(w, txn).await? {
+        Decision::Committed => Ok(Settled::Ready(folded(&row, true))),
+        Decision::Aborted => Ok(Settled::Ready(folded(&row, false))),
+        Decision::Undecided => match abort_if_gone(w, txn).await? {
+            Some(status) => Ok(Settled::Ready(folded(&row, status == TxnStatus::Committed))),
+            None => Ok(Settled::Busy(txn)),
+        },
+    }
+}
+
+/// If `txn`'s proxy is gone, abort it (or learn that it committed after
+/// all). None while it may still be running.
+pub async fn abort_if_gone(w: &RowWrite<'_>, txn: TxnId) -> Result<Option<TxnStatus>, WriteError> {
+    let Some(peers) = w.peers else {
+        return Ok(None);
+    };
+    if peers.may_be_running(w.store, &txn).await {
+        return Ok(None);
+    }
+    let status = decide(w.store, w.cfg, w.stats, txn, TxnStatus::Aborted)
+        .await
+        .map_err(|e| WriteError::Sql(store_error(e)))?;
+    if status == TxnStatus::Aborted {
+        tracing::info!(%txn, "aborted a transaction whose proxy stopped heartbeating");
+    }
+    Ok(Some(status))
+}
+
+/// Waiting for another writer: how long, and when a wait may be a deadlock.
+pub struct Wait {
+    since: Instant,
+    backoff: Duration,
+}
+
+impl Default for Wait {
+    fn default() -> Self {
+        Wait {
+            since: Instant::now(),
+            backoff: Duration::from_millis(1),
+        }
+    }
+}
+
+/// PostgreSQL's deadlock_timeout default: how long a younger waiter waits
+/// for an older holder before it gives way.
+pub const DEADLOCK_TIMEOUT: Duration = Duration::from_secs(1);
+
+impl Wait {
+    /// Wait once for `holder`. Across transactions key order cannot be
+    /// imposed, so waits are ordered by age instead: a waiter may wait for
+    /// a younger holder as long as its lock timeout allows, but one that
+    /// has waited `DEADLOCK_TIMEOUT` for an older holder is aborted with
+    /// 40P01. Every cycle of waits has a younger-waits-for-older edge, so
+    /// none lasts, and the oldest transaction never gives way. Waits among
+    /// single statements keep the key order (`resolve`) and no age rule.
+    pub async fn once(&mut self, w: &RowWrite<'_>, holder: &TxnId) -> Result<(), WriteError> {
+        before_retry(w)?;
+        let across_transactions = w.own.is_some() || is_transaction(holder);
+        // Ties within a millisecond are broken by id, so of two
+        // transactions exactly one is the older.
+        let me = (w.born_ms, w.own.unwrap_or(Uuid::max()));
+        let holder_older = (super::txn_birth_ms(holder), *holder) < me;
+        if across_transactions && holder_older && self.since.elapsed() >= DEADLOCK_TIMEOUT {
+            return Err(WriteError::Sql(deadlock()));
+        }
+        tokio::time::sleep(self.backoff).await;
+        self.backoff = (self.backoff * 2).min(Duration::from_millis(20));
+        Ok(())
+    }
+}
+
+pub fn deadlock() -> SqlError {
+    SqlError::new("40P01", "deadlock detected")
+        .with_detail("a transaction waited for an older one longer than deadlock_timeout (1s)")
+        .with_hint("See server log for query details.")
+}
+
+/// What one statement's reads see: its own transaction's intents, and
+/// other transactions as it first found them. A transaction met undecided
+/// stays invisible for the whole statement, so a statement never sees part
+/// of a transaction that commits while it runs.
+#[derive(Default)]
+pub struct ReadView {
+    own: Option<TxnId>,
+    known: parking_lot::Mutex<HashMap<TxnId, bool>>,
+}
+
+impl ReadView {
+    pub fn new(own: Option<TxnId>) -> ReadView {
+        ReadView {
+            own,
+            known: Default::default(),
+        }
+    }
+
+    /// The row as this statement sees it; None when absent or dead to it.
+    /// The raw intent stays on the row, so a writer handed it settles it
+    /// itself (and a CAS from it still expects the partition's version).
+    pub async fn visible(
+        &self,
+        store: &dyn Store,
+        row: RowRecord,
+    ) -> Result<Option<RowRecord>, crate::store::StoreError> {
+        let Some(intent) = row.intent.clone() else {
+            return Ok(row.live.then_some(row));
+        };
+        let view = if Some(intent.txn) == self.own {
+            own_view(&row, &intent)
+        } else {
+            let txn = intent.txn;
+            let known = self.known.lock().get(&txn).copied();
+            let committed = match known {
+                Some(c) => c,
+                None => {
+                    let rec = store.read_txn_record(txn).await?;
+                    let c = Decision::from(rec) == Decision::Committed;
+                    *self.known.lock().entry(txn).or_insert(c)
+                }
+            };
+            folded(&row, committed)
+        };
+        Ok(view.live.then_some(RowRecord {
+            intent: Some(intent),
+            ..view
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn transaction_ids_carry_their_kind_proxy_and_birth() {
+        let id = new_transaction_id(0xdead_beef);
+        assert!(is_transaction(&id));
+        assert!(!is_transaction(&super::super::new_txn()));
+        assert_eq!(proxy_of(&id), 0xdead_beef);
+        let born = super::super::txn_birth_ms(&id);
+        assert!(now_ms().abs_diff(born) < 5_000, "{born}");
+    }
+}

@@ -1,0 +1,350 @@
+//! Writes of a transaction: an intent beside the row's committed state,
+//! claims made with the transaction's id, and what undoing, committing and
+//! aborting them takes (docs/transactions.md).
+//!
+//! While a transaction is undecided only it sees its intents; other writers
+//! wait for it (or abort it once its proxy is gone), readers pass over
+//! them. Its COMMIT is one LWT on its record; folding intents into the
+//! committed state afterwards is cleanup, done off the client's path.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use uuid::Uuid;
+
+use super::intents::{settle, Settled, Wait};
+use super::resolve::{before_retry, claim_all, release, KeyClaim};
+use super::row::{keys_of, outcome_unknown, read, store_failure};
+use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event, RowWrite, WriteError};
+use crate::catalog::TableDef;
+use crate::store::{Cas, Intent, RowRecord, Store, StoreError, TxnId};
+use crate::types::Value;
+
+/// What a transaction writes to one row.
+#[derive(Debug, Clone)]
+pub enum Change {
+    Live(Vec<Value>),
+    Dead,
+}
+
+/// One intent written: enough to take it back or to finish it.
+#[derive(Debug, Clone)]
+pub struct IntentWrite {
+    /// The partition as written: committed state and this intent.
+    pub record: RowRecord,
+    /// This transaction's intent on the row before this write, if any.
+    pub prior: Option<Intent>,
+    /// Keys this write claimed.
+    pub claimed: Vec<KeyClaim>,
+    /// The row as the transaction saw it before, when live.
+    pub before: Option<RowRecord>,
+}
+
+impl IntentWrite {
+    /// The row as the transaction sees it after this write, when live.
+    pub fn after(&self) -> Option<RowRecord> {
+        let intent = self.record.intent.as_ref()?;
+        intent
+            .live
+            .then(|| super::intents::own_view(&self.record, intent))
+    }
+}
+
+/// Write row `pk` as an intent of transaction `w.own`. `change` sees the
+/// row as the transaction sees it (None when absent or dead) and says what
+/// to write, or None to leave the row alone; it runs again on the current
+/// row whenever the row changed under the write (a WHERE is re-checked, as
+/// PostgreSQL re-checks it after waiting for a concurrent writer).
+pub async fn write_intent(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    mut change: impl FnMut(Option<&RowRecord>) -> Result<Option<Change>, WriteError>,
+) -> Result<Option<IntentWrite>, WriteError> {
+    let own = w.own.expect("write_intent runs inside a transaction");
+    let mut wait = Wait::default();
+    loop {
+        before_retry(w)?;
+        let raw = read(w, pk).await?;
+        let (view, prior) = match &raw {
+            None => (None, None),
+            Some(r) => match settle(w, r.clone()).await? {
+                Settled::Busy(holder) => {
+                    w.stats.bump(Event::Wait);
+                    wait.once(w, &holder).await?;
+                    continue;
+                }
+                Settled::Ready(view) => {
+                    let prior = r.intent.as_deref().filter(|i| i.txn == own).cloned();
+                    (Some(view), prior)
+                }
+            },
+        };
+        let live_view = view.as_ref().filter(|v| v.live);
+        let Some(next) = change(live_view)? else {
+            return Ok(None);
+        };
+        let old_keys = live_view
+            .map(|v| keys_of(w.table, &v.values))
+            .unwrap_or_default();
+        let (live, values) = match next {
+            Change::Live(values) => (true, values),
+            Change::Dead => (false, Vec::new()),
+        };
+        let new_keys = if live {
+            keys_of(w.table, &values)
+        } else {
+            Vec::new()
+        };
+        let changed: Vec<KeyClaim> = new_keys
+            .iter()
+            .filter(|k| !old_keys.contains(k))
+            .cloned()
+            .collect();
+        match claim_all(w, &changed, pk, own).await {
+            Ok(()) => {}
+            // The row changed under us: look again.
+            Err(WriteError::ThisRow) => continue,
+            Err(e) => return Err(e),
+        }
+        let mut claims = BTreeMap::new();
+        for k in &new_keys {
+            let id = &w.table.uniques[k.unique].id;
+            if changed.contains(k) {
+                claims.insert(id.clone(), own);
+            } else if let Some(txn) = live_view.and_then(|v| v.claims.get(id)) {
+                claims.insert(id.clone(), *txn);
+            }
+        }
+        // The committed state stays; an intent of another transaction,
+        // decided, is folded into it (that is what `view` is then).
+        let committed = match (&raw, &prior) {
+            (None, _) => RowRecord::dead(Uuid::nil()),
+            (Some(r), Some(_)) => RowRecord {
+                intent: None,
+                ..r.clone()
+            },
+            (Some(_), None) => view.clone().expect("a partition was read"),
+        };
+        let record = RowRecord {
+            version: new_txn(),
+            intent: Some(Box::new(Intent {
+                txn: own,
+                live,
+                claims,
+                values,
+            })),
+            ..committed
+        };
+        let result = with_retries(w.cfg, w.stats, || {
+            let record = record.clone();
+            let expected = raw.as_ref().map(|r| r.version);
+            async move {
+                match expected {
+                    None => w.store.insert_row(w.table, pk, record).await,
+                    Some(v) => w.store.update_row(w.table, pk, v, record).await,
+                }
+            }
+        })
+        .await;
+        match result {
+            Ok((Cas::Applied, _)) => {}
+            Ok((Cas::NotApplied(Some(cur)), _)) if cur.version == record.version => {}
+            // A retry that finds the row moved on: the first try may have
+            // landed. The transaction cannot know what it wrote.
+            Ok((Cas::NotApplied(_), true)) | Err(StoreError::Unknown(_)) => {
+                w.stats.bump(Event::Unknown);
+                return Err(outcome_unknown());
+            }
+            Ok((Cas::NotApplied(_), false)) => {
+                release(w, &changed, own, None).await;
+                w.stats.bump(Event::Restart);
+                continue;
+            }
+            Err(e) => {
+                release(w, &changed, own, None).await;
+                return Err(store_failure(e));
+            }
+        }
+        return Ok(Some(IntentWrite {
+            record,
+            prior,
+            claimed: changed,
+            before: live_view.cloned(),
+        }));
+    }
+}
+
+/// One entry of a transaction's log of writes.
+#[derive(Debug, Clone)]
+pub struct Logged {
+    pub table: std::sync::Arc<TableDef>,
+    pub pk: Vec<u8>,
+    pub write: IntentWrite,
+}
+
+/// Per row of `log`, its first and its last write.
+fn per_row(log: &[Logged]) -> Vec<(&Logged, &Logged)> {
+    let mut order: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut rows: HashMap<(String, Vec<u8>), (usize, usize)> = HashMap::new();
+    for (i, e) in log.iter().enumerate() {
+        let key = (e.table.id.clone(), e.pk.clone());
+        rows.entry(key.clone())
+            .and_modify(|(_, last)| *last = i)
+            .or_insert_with(|| {
+                order.push(key);
+                (i, i)
+            });
+    }
+    order
+        .into_iter()
+        .map(|k| {
+            let (first, last) = rows[&k];
+            (&log[first], &log[last])
+        })
+        .collect()
+}
+
+/// The keys the rows of `log` need as they stand after it, each with the
+/// row that needs it.
+fn needed_keys(log: &[Logged]) -> HashMap<(String, Vec<u8>), Vec<u8>> {
+    let mut needed = HashMap::new();
+    for (_, last) in per_row(log) {
+        if let Some(after) = last.write.after() {
+            for k in keys_of(&last.table, &after.values) {
+                let id = last.table.uniques[k.unique].id.clone();
+                needed.insert((id, k.key), last.pk.clone());
+            }
+        }
+    }
+    needed
+}
+
+/// Take back the writes `undone` (the tail of a transaction's log after a
+/// savepoint or a failed statement), leaving `kept`. Each row goes back to
+/// the intent it had before its first undone write, by CAS on the version
+/// its last undone write left. Err: something could not be confirmed, and
+/// the transaction must not commit.
+pub async fn undo(
+    store: &dyn Store,
+    cfg: &ClaimConfig,
+    stats: &ClaimStats,
+    own: TxnId,
+    kept: &[Logged],
+    undone: &[Logged],
+) -> Result<(), String> {
+    let mut failure = None;
+    for (first, last) in per_row(undone) {
+        let restored = RowRecord {
+            version: new_txn(),
+            intent: first.write.prior.clone().map(Box::new),
+            ..last.write.record.clone()
+        };
+        let expected = last.write.record.version;
+        let result = with_retries(cfg, stats, || {
+            store.update_row(&last.table, &last.pk, expected, restored.clone())
+        })
+        .await;
+        match result {
+            Ok((Cas::Applied, _)) => {}
+            Ok((Cas::NotApplied(Some(cur)), _)) if cur.version == restored.version => {}
+            // Moved on: only a resolver that aborted this transaction
+            // writes over its intents, and then nothing of it is visible.
+            Ok((Cas::NotApplied(_), false)) => {}
+            Ok((Cas::NotApplied(_), true)) | Err(_) => {
+                failure.get_or_insert_with(|| {
+                    format!(
+                        "undoing a write to table {} was not confirmed",
+                        last.table.name
+                    )
+                });
+            }
+        }
+    }
+    let repointed = release_unneeded(store, own, kept, undone).await;
+    failure.or(repointed.err()).map_or(Ok(()), Err)
+}
+
+/// Release the claims `undone` made that the rows of `kept` do not need.
+/// A claim a kept row needs but an undone write had moved to another row
+/// of the transaction (it freed the value, then reused it) is pointed back.
+async fn release_unneeded(
+    store: &dyn Store,
+    own: TxnId,
+    kept: &[Logged],
+    undone: &[Logged],
+) -> Result<(), String> {
+    let needed = needed_keys(kept);
+    let mut seen = HashSet::new();
+    let mut result = Ok(());
+    for e in undone {
+        for k in &e.write.claimed {
+            let id = e.table.uniques[k.unique].id.clone();
+            let key = (id, k.key.clone());
+            if !seen.insert(key.clone()) {
+                continue;
+            }
+            let _ = store.delete_claim(&key.0, &key.1, own).await;
+            if let Some(owner) = needed.get(&key) {
+                let claim = crate::store::ClaimRecord {
+                    owner: owner.clone(),
+                    txn: own,
+                };
+                if !matches!(
+                    store.insert_claim(&key.0, &key.1, claim).await,
+                    Ok(Cas::Applied)
+                ) {
+                    result = Err(
+                        "a unique value the transaction still needs could not be claimed again"
+                            .into(),
+                    );
+                }
+            }
+        }
+    }
+    result
+}
+
+/// After the transaction is decided: fold its intents into the committed
+/// state (or drop them), and remove the claims nothing needs any more.
+/// Best effort: whatever is left is settled by whoever meets it, since the
+/// record decides.
+pub async fn finish(store: &dyn Store, own: TxnId, log: &[Logged], committed: bool) {
+    for (_, last) in per_row(log) {
+        let record = &last.write.record;
+        let folded = RowRecord {
+            version: new_txn(),
+            ..super::intents::folded(record, committed)
+        };
+        let landed = store
+            .update_row(&last.table, &last.pk, record.version, folded.clone())
+            .await;
+        if committed && matches!(landed, Ok(Cas::Applied)) {
+            // Claims of keys the committed row held before and holds no more.
+            let live_keys = |r: &RowRecord| match r.live {
+                true => keys_of(&last.table, &r.values),
+                false => Vec::new(),
+            };
+            let after = live_keys(&folded);
+            for k in live_keys(record).into_iter().filter(|k| !after.contains(k)) {
+                let id = &last.table.uniques[k.unique].id;
+                if let Some(txn) = record.claims.get(id) {
+                    let _ = store.delete_claim(id, &k.key, *txn).await;
+                }
+            }
+        }
+    }
+    // Claims the final rows need are theirs already; the rest go.
+    let needed = if committed {
+        needed_keys(log)
+    } else {
+        HashMap::new()
+    };
+    let mut seen = HashSet::new();
+    for e in log {
+        for k in &e.write.claimed {
+            let key = (e.table.uniques[k.unique].id.clone(), k.key.clone());
+            if !needed.contains_key(&key) && seen.insert(key.clone()) {
+                let _ = store.delete_claim(&key.0, &key.1, own).await;
+            }
+        }
+    }
+}

@@ -1,0 +1,191 @@
+//! The engine's side of transaction blocks: minting the block's
+//! transaction at its first write, taking back a failed statement's
+//! writes, and deciding the transaction at COMMIT / ROLLBACK (or trimming
+//! it at ROLLBACK TO) before the session's block state moves.
+
+use tracing::warn;
+
+use super::Engine;
+use crate::claims::intents::decide;
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::session::{utility, Session, Utility};
+use crate::store::{StoreError, TxnStatus};
+use crate::txn::{Block, OpenTxn};
+
+impl Engine {
+    /// The block's transaction, minted by its first write.
+    pub(super) fn open_for_write(&self, session: &mut Session) -> OpenTxn {
+        session
+            .open
+            .get_or_insert_with(|| OpenTxn::new(self.inner.peers.begin()))
+            .clone()
+    }
+
+    /// A statement of the block failed, so the block has failed: as in
+    /// PostgreSQL, what it did since its latest savepoint is aborted now
+    /// (only ROLLBACK TO that savepoint could keep anything before it), and
+    /// with no savepoint the whole transaction is, so that nobody waits on
+    /// a block that can only roll back. A write whose outcome is unknown
+    /// dooms the transaction: it can then only roll back.
+    pub(super) async fn statement_failed(&self, session: &mut Session, error: &SqlError) {
+        let Some(open) = session.open.clone() else {
+            return;
+        };
+        if error.code == sqlstate::STATEMENT_COMPLETION_UNKNOWN {
+            open.doom(error.message.clone());
+        }
+        match session.latest_savepoint_mark() {
+            Some(mark) => self.undo_after(&open, mark).await,
+            None => {
+                session.open = None;
+                self.abort(open).await;
+            }
+        }
+    }
+
+    async fn undo_after(&self, open: &OpenTxn, mark: usize) {
+        let (kept, undone) = open.split_off(mark);
+        if undone.is_empty() {
+            return;
+        }
+        let inner = &self.inner;
+        let undo = crate::claims::undo(
+            inner.store.as_ref(),
+            &inner.claims,
+            &inner.stats,
+            open.id,
+            &kept,
+            &undone,
+        );
+        if let Err(why) = undo.await {
+            warn!(txn = %open.id, %why, "a transaction's undo was not confirmed; it can only roll back");
+            open.doom(why);
+        }
+    }
+
+    /// COMMIT, ROLLBACK and ROLLBACK TO act on the block's transaction
+    /// first; then the session moves its block state (and settings).
+    pub(super) async fn transaction_statement(
+        &self,
+        session: &mut Session,
+        utility: &Utility,
+    ) -> SqlResult<crate::engine::Executed> {
+        match (utility, session.txn) {
+            (Utility::Commit { .. }, Block::InBlock { .. }) => {
+                if let Err(e) = self.commit(session).await {
+                    // The block is over either way, as in PostgreSQL.
+                    let _ = utility::execute(session, &Utility::Rollback { chain: false });
+                    return Err(e);
+                }
+            }
+            (Utility::Rollback { .. }, Block::InBlock { .. })
+            | (Utility::Commit { .. } | Utility::Rollback { .. }, Block::Failed { .. }) => {
+                if let Some(open) = session.open.take() {
+                    self.abort(open).await;
+                }
+            }
+            (Utility::RollbackTo(name), Block::InBlock { .. } | Block::Failed { .. }) => {
+                if let (Some(mark), Some(open)) = (session.savepoint_mark(name), &session.open) {
+                    self.undo_after(open, mark).await;
+                }
+            }
+            _ => {}
+        }
+        utility::execute(session, utility)
+    }
+
+    /// Decide the block's transaction committed: one LWT on its record.
+    async fn commit(&self, session: &mut Session) -> SqlResult<()> {
+        let Some(open) = session.open.take() else {
+            return Ok(());
+        };
+        let inner = &self.inner;
+        if let Some(why) = open.doomed() {
+            self.abort(open).await;
+            return Err(SqlError::new(
+                sqlstate::STATEMENT_COMPLETION_UNKNOWN,
+                "the transaction was rolled back: the outcome of one of its writes is unknown",
+            )
+            .with_detail(why));
+        }
+        if open.is_empty() {
+            inner.peers.close(&open.id);
+            return Ok(());
+        }
+        let decided = decide(
+            inner.store.as_ref(),
+            &inner.claims,
+            &inner.stats,
+            open.id,
+            TxnStatus::Committed,
+        )
+        .await;
+        inner.peers.close(&open.id);
+        match decided {
+            Ok(TxnStatus::Committed) => {
+                self.finish_later(open, true);
+                Ok(())
+            }
+            Ok(TxnStatus::Aborted) => {
+                self.finish_later(open, false);
+                Err(SqlError::new(
+                    "40001",
+                    "could not serialize access: the transaction was aborted while it stalled",
+                )
+                .with_detail(
+                    "another session found this transaction's proxy silent for longer than the lease and aborted it",
+                )
+                .with_hint("retry the transaction"))
+            }
+            Err(StoreError::Unavailable(why)) => {
+                // Certainly not decided: abort it so that nobody waits.
+                self.abort_decided(open).await;
+                Err(crate::catalog::store_error(StoreError::Unavailable(why)))
+            }
+            // Whoever meets it next learns the outcome or aborts it; either
+            // way it ends wholly committed or wholly aborted.
+            Err(StoreError::Unknown(why)) => Err(SqlError::completion_unknown(format!(
+                "the store did not confirm the transaction's commit: {why}"
+            ))),
+        }
+    }
+
+    /// Roll the block's transaction back: decide its record aborted (so
+    /// nobody waits on its intents), then clean up off the client's path.
+    pub async fn abort(&self, open: OpenTxn) {
+        self.inner.peers.close(&open.id);
+        if open.is_empty() {
+            return;
+        }
+        self.abort_decided(open).await;
+    }
+
+    async fn abort_decided(&self, open: OpenTxn) {
+        let inner = &self.inner;
+        let decided = decide(
+            inner.store.as_ref(),
+            &inner.claims,
+            &inner.stats,
+            open.id,
+            TxnStatus::Aborted,
+        )
+        .await;
+        match decided {
+            Ok(status) => self.finish_later(open, status == TxnStatus::Committed),
+            // Left undecided: this proxy no longer lists it as open, so the
+            // next writer that meets it aborts it.
+            Err(e) => {
+                warn!(txn = %open.id, cause = %e, "could not record a rollback; it will be resolved by whoever meets the transaction")
+            }
+        }
+    }
+
+    /// Fold or drop the intents of a decided transaction, in the background.
+    fn finish_later(&self, open: OpenTxn, committed: bool) {
+        let store = self.inner.store.clone();
+        let log = open.entries();
+        tokio::spawn(async move {
+            crate::claims::finish(store.as_ref(), open.id, &log, committed).await;
+        });
+    }
+}

@@ -1,0 +1,332 @@
+//! Transaction blocks over the wire, as PostgreSQL answers them: ROLLBACK
+//! undoes, an error inside a block leaves nothing, savepoints undo exactly
+//! what came after them, other sessions see nothing until COMMIT and then
+//! all of it, conflicting writers wait for the holder, deadlocks end in
+//! 40P01, and a connection that drops mid-block leaves nothing behind.
+
+mod common;
+
+use std::time::Duration;
+
+use tokio_postgres::Client;
+
+async fn ids(client: &Client, table: &str) -> Vec<i32> {
+    let rows = client
+        .query(&format!("SELECT id FROM {table} ORDER BY id"), &[])
+        .await
+        .unwrap();
+    rows.iter().map(|r| r.get(0)).collect()
+}
+
+async fn code(client: &Client, sql: &str) -> String {
+    let e = client.batch_execute(sql).await.unwrap_err();
+    e.as_db_error()
+        .unwrap_or_else(|| panic!("{sql}: {e}"))
+        .code()
+        .code()
+        .to_owned()
+}
+
+/// Runs `sql` on a task of its own, to wait for a holder; its result.
+fn spawned(
+    client: Client,
+    sql: &'static str,
+) -> tokio::task::JoinHandle<(Client, Result<(), String>)> {
+    tokio::spawn(async move {
+        let r = client.batch_execute(sql).await.map_err(|e| {
+            e.as_db_error()
+                .map(|d| d.code().code().to_owned())
+                .unwrap_or_else(|| e.to_string())
+        });
+        (client, r)
+    })
+}
+
+async fn setup(client: &Client) {
+    client
+        .batch_execute(
+            "CREATE TABLE acct (id integer PRIMARY KEY, email text UNIQUE, bal integer NOT NULL);
+             INSERT INTO acct VALUES (1, 'a@x', 100), (2, 'b@x', 100)",
+        )
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn rollback_undoes_every_write_of_the_block() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    setup(&c).await;
+    c.batch_execute(
+        "BEGIN;
+         INSERT INTO acct VALUES (3, 'c@x', 1), (4, 'd@x', 1);
+         UPDATE acct SET bal = 0, email = 'moved@x' WHERE id = 1;
+         DELETE FROM acct WHERE id = 2;",
+    )
+    .await
+    .unwrap();
+    // The block sees its own writes, by key, by unique key and by scan.
+    assert_eq!(ids(&c, "acct").await, vec![1, 3, 4]);
+    let moved = c
+        .query("SELECT bal FROM acct WHERE email = 'moved@x'", &[])
+        .await
+        .unwrap();
+    assert_eq!(moved.len(), 1);
+    assert!(c
+        .query("SELECT 1 FROM acct WHERE email = 'a@x'", &[])
+        .await
+        .unwrap()
+        .is_empty());
+    c.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(ids(&c, "acct").await, vec![1, 2]);
+    let row = c
+        .query_one("SELECT email, bal FROM acct WHERE id = 1", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.get::<_, String>(0), row.get::<_, i32>(1)),
+        ("a@x".into(), 100)
+    );
+    // Every key the block held is free again, and the old ones still held.
+    c.batch_execute("INSERT INTO acct VALUES (3, 'moved@x', 1)")
+        .await
+        .unwrap();
+    assert_eq!(
+        code(&c, "INSERT INTO acct VALUES (9, 'a@x', 1)").await,
+        "23505"
+    );
+}
+
+#[tokio::test]
+async fn an_error_inside_a_block_leaves_nothing() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    setup(&c).await;
+    c.batch_execute("BEGIN; INSERT INTO acct VALUES (3, 'c@x', 1)")
+        .await
+        .unwrap();
+    assert_eq!(
+        code(&c, "INSERT INTO acct VALUES (4, 'd@x', 1), (5, 'a@x', 1)").await,
+        "23505"
+    );
+    assert_eq!(code(&c, "SELECT 1").await, "25P02");
+    let tag = c.simple_query("COMMIT").await.unwrap();
+    let tokio_postgres::SimpleQueryMessage::CommandComplete(_) = &tag[0] else {
+        panic!("{tag:?}")
+    };
+    assert_eq!(ids(&c, "acct").await, vec![1, 2]);
+    c.batch_execute("INSERT INTO acct VALUES (3, 'c@x', 1), (4, 'd@x', 1)")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn savepoints_undo_exactly_what_came_after_them() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    setup(&c).await;
+    c.batch_execute(
+        "BEGIN;
+         INSERT INTO acct VALUES (3, 'c@x', 3);
+         SAVEPOINT s;
+         INSERT INTO acct VALUES (4, 'd@x', 4);
+         UPDATE acct SET bal = 33, email = 'cc@x' WHERE id = 3;
+         DELETE FROM acct WHERE id = 1;
+         ROLLBACK TO SAVEPOINT s;
+         INSERT INTO acct VALUES (5, 'd@x', 5);",
+    )
+    .await
+    .unwrap();
+    // A failed statement inside the block is undone by ROLLBACK TO too.
+    c.batch_execute("SAVEPOINT t").await.unwrap();
+    assert_eq!(
+        code(&c, "INSERT INTO acct VALUES (6, 'e@x', 6), (7, 'c@x', 7)").await,
+        "23505"
+    );
+    c.batch_execute("ROLLBACK TO t; COMMIT").await.unwrap();
+    assert_eq!(ids(&c, "acct").await, vec![1, 2, 3, 5]);
+    let row = c
+        .query_one("SELECT email, bal FROM acct WHERE id = 3", &[])
+        .await
+        .unwrap();
+    assert_eq!(
+        (row.get::<_, String>(0), row.get::<_, i32>(1)),
+        ("c@x".into(), 3)
+    );
+    // What the savepoint undid holds no key.
+    c.batch_execute("INSERT INTO acct VALUES (4, 'cc@x', 4), (6, 'e@x', 6)")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn other_sessions_see_a_block_only_once_it_commits() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    let b = server.connect().await;
+    setup(&a).await;
+    a.batch_execute(
+        "BEGIN;
+         UPDATE acct SET bal = bal - 30 WHERE id = 1;
+         UPDATE acct SET bal = bal + 30 WHERE id = 2;
+         INSERT INTO acct VALUES (3, 'c@x', 0);",
+    )
+    .await
+    .unwrap();
+    let total = b
+        .query_one("SELECT count(*) FROM acct", &[])
+        .await
+        .unwrap()
+        .get::<_, i64>(0);
+    assert_eq!(total, 2, "an uncommitted insert is invisible");
+    let bals: Vec<i32> = b
+        .query("SELECT bal FROM acct ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(bals, vec![100, 100]);
+    assert!(b
+        .query("SELECT 1 FROM acct WHERE email = 'c@x'", &[])
+        .await
+        .unwrap()
+        .is_empty());
+    a.batch_execute("COMMIT").await.unwrap();
+    let bals: Vec<i32> = b
+        .query("SELECT bal FROM acct ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(bals, vec![70, 130, 0]);
+}
+
+#[tokio::test]
+async fn an_insert_of_a_held_unique_value_waits_for_the_holder() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    setup(&a).await;
+    for (end, expected) in [("COMMIT", Err("23505".to_owned())), ("ROLLBACK", Ok(()))] {
+        a.batch_execute("DELETE FROM acct WHERE id >= 3")
+            .await
+            .unwrap();
+        a.batch_execute("BEGIN; INSERT INTO acct VALUES (3, 'held@x', 0)")
+            .await
+            .unwrap();
+        let b = server.connect().await;
+        let waiting = spawned(b, "INSERT INTO acct VALUES (4, 'held@x', 0)");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(!waiting.is_finished(), "the insert waits for the holder");
+        a.batch_execute(end).await.unwrap();
+        let (_, result) = waiting.await.unwrap();
+        assert_eq!(result, expected, "after {end}");
+    }
+}
+
+#[tokio::test]
+async fn a_concurrent_update_waits_and_applies_to_the_committed_row() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    let b = server.connect().await;
+    setup(&a).await;
+    a.batch_execute("BEGIN; UPDATE acct SET bal = bal - 10 WHERE id = 1")
+        .await
+        .unwrap();
+    let waiting = spawned(
+        b,
+        "UPDATE acct SET bal = bal - 5 WHERE id = 1 AND bal >= 90",
+    );
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    assert!(!waiting.is_finished(), "the update waits for the holder");
+    a.batch_execute("COMMIT").await.unwrap();
+    let (b, result) = waiting.await.unwrap();
+    assert_eq!(result, Ok(()));
+    let bal: i32 = b
+        .query_one("SELECT bal FROM acct WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(bal, 85, "no update is lost");
+}
+
+#[tokio::test]
+async fn crossed_waits_end_in_a_deadlock_error() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    let b = server.connect().await;
+    setup(&a).await;
+    a.batch_execute("BEGIN; UPDATE acct SET bal = 1 WHERE id = 1")
+        .await
+        .unwrap();
+    b.batch_execute("BEGIN; UPDATE acct SET bal = 2 WHERE id = 2")
+        .await
+        .unwrap();
+    let a_waits = spawned(a, "UPDATE acct SET bal = 1 WHERE id = 2");
+    let b_waits = spawned(b, "UPDATE acct SET bal = 2 WHERE id = 1");
+    let ((a, ra), (b, rb)) = tokio::time::timeout(Duration::from_secs(20), async {
+        let (x, y) = tokio::join!(a_waits, b_waits);
+        (x.unwrap(), y.unwrap())
+    })
+    .await
+    .expect("a deadlock never hangs");
+    // The younger transaction gives way; the older one goes on.
+    assert_eq!(rb, Err("40P01".to_owned()));
+    b.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(ra, Ok(()));
+    a.batch_execute("COMMIT").await.unwrap();
+    let bals: Vec<i32> = a
+        .query("SELECT bal FROM acct ORDER BY id", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(bals, vec![1, 1]);
+}
+
+#[tokio::test]
+async fn a_dropped_connection_rolls_its_block_back() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    setup(&a).await;
+    {
+        let gone = server.connect().await;
+        gone.batch_execute(
+            "BEGIN; INSERT INTO acct VALUES (3, 'gone@x', 0); UPDATE acct SET bal = 0 WHERE id = 1",
+        )
+        .await
+        .unwrap();
+    }
+    // Its keys are free and its writes never visible; the insert below may
+    // wait until the abort lands, never longer than the lock timeout.
+    a.batch_execute("INSERT INTO acct VALUES (4, 'gone@x', 0)")
+        .await
+        .unwrap();
+    assert_eq!(ids(&a, "acct").await, vec![1, 2, 4]);
+    let bal: i32 = a
+        .query_one("SELECT bal FROM acct WHERE id = 1", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(bal, 100);
+}
+
+#[tokio::test]
+async fn a_driver_batch_in_a_transaction_keeps_nothing_after_an_error() {
+    let server = common::start().await;
+    let mut c = server.connect().await;
+    setup(&c).await;
+    let insert = c
+        .prepare("INSERT INTO acct VALUES ($1, $2, 0)")
+        .await
+        .unwrap();
+    let tx = c.transaction().await.unwrap();
+    tx.execute(&insert, &[&3i32, &"c@x"]).await.unwrap();
+    tx.execute(&insert, &[&4i32, &"d@x"]).await.unwrap();
+    let e = tx.execute(&insert, &[&5i32, &"a@x"]).await.unwrap_err();
+    assert_eq!(e.as_db_error().unwrap().code().code(), "23505");
+    drop(tx); // tokio-postgres rolls back
+    assert_eq!(ids(&c, "acct").await, vec![1, 2]);
+}
