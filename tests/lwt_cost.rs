@@ -105,3 +105,37 @@ async fn statement_costs_match_the_design() {
         1
     );
 }
+
+#[tokio::test]
+async fn transaction_costs_match_the_design() {
+    let mut c = Counter::new();
+    c.cost("CREATE TABLE one_key (id integer PRIMARY KEY, k text UNIQUE, v text)")
+        .await;
+    c.cost("INSERT INTO one_key VALUES (1, 'k1', 'x')").await;
+    // BEGIN writes nothing: the transaction starts at its first write.
+    assert_eq!(c.cost("BEGIN").await, (0, 0));
+    // An INSERT in a block: the claim, then the intent; no reads.
+    assert_eq!(
+        c.cost("INSERT INTO one_key VALUES (2, 'k2', 'x')").await,
+        (2, 0)
+    );
+    // An UPDATE by key: the statement's read, then the partition's read
+    // (the row found is a view), then the intent.
+    assert_eq!(
+        c.cost("UPDATE one_key SET v = 'y' WHERE id = 1").await,
+        (1, 2)
+    );
+    // Reading its own intent costs no record read.
+    assert_eq!(c.cost("SELECT v FROM one_key WHERE id = 2").await, (0, 1));
+    // COMMIT: one LWT on the transaction record. Folding the intents into
+    // the rows happens after the client has its answer.
+    assert_eq!(c.cost("COMMIT").await, (1, 0));
+    // A ROLLBACK of a block that wrote: one LWT too (the record, aborted).
+    c.cost("BEGIN").await;
+    c.cost("INSERT INTO one_key VALUES (3, 'k3', 'x')").await;
+    assert_eq!(c.cost("ROLLBACK").await, (1, 0));
+    // A block that wrote nothing costs nothing to end.
+    c.cost("BEGIN").await;
+    c.cost("SELECT v FROM one_key WHERE id = 1").await;
+    assert_eq!(c.cost("COMMIT").await, (0, 0));
+}

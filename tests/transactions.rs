@@ -330,3 +330,27 @@ async fn a_driver_batch_in_a_transaction_keeps_nothing_after_an_error() {
     drop(tx); // tokio-postgres rolls back
     assert_eq!(ids(&c, "acct").await, vec![1, 2]);
 }
+
+#[tokio::test]
+async fn a_read_only_block_refuses_writes() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    setup(&c).await;
+    c.batch_execute("BEGIN READ ONLY").await.unwrap();
+    let e = c
+        .batch_execute("UPDATE acct SET bal = 0 WHERE id = 1")
+        .await
+        .unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(
+        (db.code().code(), db.message()),
+        ("25006", "cannot execute UPDATE in a read-only transaction")
+    );
+    c.batch_execute("ROLLBACK").await.unwrap();
+    for sql in [
+        "BEGIN ISOLATION LEVEL SERIALIZABLE",
+        "BEGIN ISOLATION LEVEL REPEATABLE READ",
+    ] {
+        assert_eq!(code(&c, sql).await, "0A000", "{sql}");
+    }
+}

@@ -49,7 +49,9 @@ impl IntentWrite {
     }
 }
 
-/// Write row `pk` as an intent of transaction `w.own`. `change` sees the
+/// Write row `pk` as an intent of transaction `w.own`, from the partition
+/// as `observed` (an INSERT assumes it absent and lets the CAS say
+/// otherwise) or as read now. `change` sees the
 /// row as the transaction sees it (None when absent or dead) and says what
 /// to write, or None to leave the row alone; it runs again on the current
 /// row whenever the row changed under the write (a WHERE is re-checked, as
@@ -57,13 +59,17 @@ impl IntentWrite {
 pub async fn write_intent(
     w: &RowWrite<'_>,
     pk: &[u8],
+    mut observed: Option<Option<RowRecord>>,
     mut change: impl FnMut(Option<&RowRecord>) -> Result<Option<Change>, WriteError>,
 ) -> Result<Option<IntentWrite>, WriteError> {
     let own = w.own.expect("write_intent runs inside a transaction");
     let mut wait = Wait::default();
     loop {
         before_retry(w)?;
-        let raw = read(w, pk).await?;
+        let raw = match observed.take() {
+            Some(assumed) => assumed,
+            None => read(w, pk).await?,
+        };
         let (view, prior) = match &raw {
             None => (None, None),
             Some(r) => match settle(w, r.clone()).await? {
@@ -154,9 +160,10 @@ pub async fn write_intent(
                 w.stats.bump(Event::Unknown);
                 return Err(outcome_unknown());
             }
-            Ok((Cas::NotApplied(_), false)) => {
+            Ok((Cas::NotApplied(now), false)) => {
                 release(w, &changed, own, None).await;
                 w.stats.bump(Event::Restart);
+                observed = Some(now);
                 continue;
             }
             Err(e) => {

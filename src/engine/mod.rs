@@ -378,6 +378,19 @@ impl Engine {
         } else {
             prepared
         };
+        // A READ ONLY block writes nothing.
+        if txn.mode == Mode::Explicit
+            && prepared.plan.kind() != "select"
+            && session.setting("transaction_read_only").as_deref() == Some("on")
+        {
+            return Err(SqlError::new(
+                "25006",
+                format!(
+                    "cannot execute {} in a read-only transaction",
+                    prepared.plan.command_word()
+                ),
+            ));
+        }
         // Bind.
         let params = Arc::new(check_params(prepared, params)?);
         // Inside a block, rows are written as intents of its transaction.

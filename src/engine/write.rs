@@ -182,7 +182,7 @@ impl StmtCtx<'_> {
         if self.open.is_none() {
             return claims::insert_row(w, pk, values).await;
         }
-        let written = claims::write_intent(w, pk, |view| match view {
+        let written = claims::write_intent(w, pk, Some(None), |view| match view {
             Some(_) => Err(WriteError::Duplicate {
                 unique: None,
                 owner: pk.to_vec(),
@@ -203,7 +203,9 @@ impl StmtCtx<'_> {
         if self.open.is_none() {
             return claims::update_row(w, pk, observed, compute).await;
         }
-        let written = claims::write_intent(w, pk, |view| match view {
+        // The rows a statement found are views (its own intents folded
+        // in), not partitions: read the partition to write from.
+        let written = claims::write_intent(w, pk, None, |view| match view {
             None => Ok(None),
             Some(cur) => Ok(compute(cur)?.map(Change::Live)),
         })
@@ -221,7 +223,7 @@ impl StmtCtx<'_> {
         if self.open.is_none() {
             return claims::delete_row(w, pk, observed, qualifies).await;
         }
-        let written = claims::write_intent(w, pk, |view| match view {
+        let written = claims::write_intent(w, pk, None, |view| match view {
             None => Ok(None),
             Some(cur) => Ok(qualifies(cur)?.then_some(Change::Dead)),
         })

@@ -158,6 +158,21 @@ impl Plan {
         }
     }
 
+    /// The command word PostgreSQL names the statement by in errors.
+    pub fn command_word(&self) -> &'static str {
+        match self {
+            Plan::Utility(_) => "SET",
+            Plan::Select(_) => "SELECT",
+            Plan::Insert(_) => "INSERT",
+            Plan::Update(_) => "UPDATE",
+            Plan::Delete(_) => "DELETE",
+            Plan::CreateTable(_) => "CREATE TABLE",
+            Plan::CreateIndex(_) => "CREATE INDEX",
+            Plan::DropTable { .. } => "DROP TABLE",
+            Plan::DropIndex { .. } => "DROP INDEX",
+        }
+    }
+
     /// Whether a failed transaction block still accepts it.
     pub fn admission(&self) -> crate::txn::Admission {
         match self {
