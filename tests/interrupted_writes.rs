@@ -235,3 +235,58 @@ async fn a_lock_timeout_on_a_later_row_undoes_the_earlier_ones() {
     assert_eq!(db.code(), &SqlState::LOCK_NOT_AVAILABLE, "{db:?}");
     assert_eq!(count(&client, "SELECT count(*) FROM t").await, 0);
 }
+
+/// A statement that writes many rows is a transaction of its own: another
+/// session sees none of its rows or all of them, never some.
+#[tokio::test]
+async fn a_multi_row_write_is_never_seen_in_part() {
+    let (server, client) = slow_server().await;
+    let reader = server.connect().await;
+    let insert = tokio::spawn(async move {
+        client
+            .execute(
+                "INSERT INTO t VALUES (1, 'a', 0), (2, 'b', 0), (3, 'c', 0), (4, 'd', 0), (5, 'e', 0)",
+                &[],
+            )
+            .await
+            .unwrap();
+        client
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    while !insert.is_finished() {
+        let n: i64 = reader
+            .query_one("SELECT count(*) FROM t", &[])
+            .await
+            .unwrap()
+            .get(0);
+        seen.insert(n);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let client = insert.await.unwrap();
+    let n: i64 = reader
+        .query_one("SELECT count(*) FROM t", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 5);
+    assert!(seen.iter().all(|n| *n == 0 || *n == 5), "{seen:?}");
+    // An UPDATE of many rows likewise.
+    let update = tokio::spawn(async move {
+        client
+            .execute("UPDATE t SET n = 1 WHERE n = 0", &[])
+            .await
+            .unwrap()
+    });
+    let mut seen = std::collections::BTreeSet::new();
+    while !update.is_finished() {
+        let n: i64 = reader
+            .query_one("SELECT count(*) FROM t WHERE n = 1", &[])
+            .await
+            .unwrap()
+            .get(0);
+        seen.insert(n);
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(update.await.unwrap(), 5);
+    assert!(seen.iter().all(|n| *n == 0 || *n == 5), "{seen:?}");
+}

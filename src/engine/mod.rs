@@ -31,7 +31,7 @@ use crate::sql::expr::{EvalCtx, Expr, Loc, Params};
 use crate::sql::plan::{table_name, Plan, Planner, Tables};
 use crate::stop::Stop;
 use crate::store::Store;
-use crate::txn::Mode;
+use crate::txn::{Mode, OpenTxn};
 use crate::types::{SqlType, Value};
 use ctx::StmtCtx;
 use env::SessionEnv;
@@ -364,6 +364,9 @@ impl Engine {
         // Admit: the one 25P02 check, and the statement's transaction context.
         let txn = session.admit(prepared.plan.admission(), inner.claims.lock_timeout)?;
         if let Plan::Utility(utility) = prepared.plan.as_ref() {
+            // Deciding or trimming a transaction must not be cut off
+            // halfway by an interrupt (`crate::stop`).
+            let _writing = stop.map(Stop::writing);
             return self.transaction_statement(session, utility).await;
         }
         // Re-plan if DDL changed a table since this statement was prepared.
@@ -393,8 +396,12 @@ impl Engine {
         }
         // Bind.
         let params = Arc::new(check_params(prepared, params)?);
-        // Inside a block, rows are written as intents of its transaction.
+        // Inside a block, rows are written as intents of its transaction;
+        // so are the rows of a statement that may write many, as a
+        // transaction of its own, so that it is seen whole or not at all.
+        let own_transaction = txn.mode == Mode::Implicit && prepared.plan.may_write_many();
         let open = match (txn.mode, prepared.plan.kind()) {
+            _ if own_transaction => Some(OpenTxn::new(inner.peers.begin())),
             (Mode::Explicit, "insert" | "update" | "delete") => Some(self.open_for_write(session)),
             (Mode::Explicit, _) => session.open.clone(),
             (Mode::Implicit, _) => None,
@@ -415,6 +422,17 @@ impl Engine {
         };
         // Run.
         let executed = self.run_plan(session, prepared, &cx).await;
+        let _writing = stop.map(Stop::writing);
+        if own_transaction {
+            let open = cx.open.clone().expect("a statement's own transaction");
+            return match executed {
+                Ok(done) => self.commit_open(open).await.map(|()| done),
+                Err(e) => {
+                    self.abort(open).await;
+                    Err(e)
+                }
+            };
+        }
         if let (Err(e), Some(_)) = (&executed, &cx.open) {
             self.statement_failed(session, e).await;
         }

@@ -96,9 +96,16 @@ impl Engine {
 
     /// Decide the block's transaction committed: one LWT on its record.
     async fn commit(&self, session: &mut Session) -> SqlResult<()> {
-        let Some(open) = session.open.take() else {
-            return Ok(());
-        };
+        match session.open.take() {
+            Some(open) => self.commit_open(open).await,
+            None => Ok(()),
+        }
+    }
+
+    /// Commit a transaction: a block's at COMMIT, or a statement's own when
+    /// it writes many rows. Whatever the answer, the transaction is decided
+    /// or left for whoever meets it to decide, never half visible.
+    pub(super) async fn commit_open(&self, open: OpenTxn) -> SqlResult<()> {
         let inner = &self.inner;
         if let Some(why) = open.doomed() {
             self.abort(open).await;

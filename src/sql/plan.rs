@@ -158,6 +158,17 @@ impl Plan {
         }
     }
 
+    /// Whether it may write more than one row (and so runs as a
+    /// transaction of its own outside a block).
+    pub fn may_write_many(&self) -> bool {
+        match self {
+            Plan::Insert(i) => i.rows.len() > 1,
+            Plan::Update(u) => !u.source.access.is_point(),
+            Plan::Delete(d) => !d.source.access.is_point(),
+            _ => false,
+        }
+    }
+
     /// The command word PostgreSQL names the statement by in errors.
     pub fn command_word(&self) -> &'static str {
         match self {
