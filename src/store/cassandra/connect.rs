@@ -126,6 +126,8 @@ pub async fn ensure_schema(session: &Session, cfg: &StoreConfig) -> Result<(), S
         cql::create_keyspace(ks, &cfg.replication_class, cfg.replication_factor),
         cql::create_claims_table(ks),
         cql::create_catalog_table(ks),
+        cql::create_txn_records_table(ks),
+        cql::create_heartbeats_table(ks),
     ];
     for text in statements {
         session

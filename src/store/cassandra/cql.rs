@@ -4,9 +4,12 @@
 //! Layout (one keyspace):
 //! - one table per user table, `t_<name prefix>_<uuid>`: the primary-key
 //!   columns are the partition key (each row is its own partition, as the
-//!   claim protocol wants), plus the hidden `__version`, `__live`, `__claims`.
+//!   claim protocol wants), plus the hidden `__version`, `__live`,
+//!   `__claims`, `__intent`.
 //! - `claims`: a partition per (constraint id, canonical key bytes).
 //! - `catalog`: a partition per table name.
+//! - `txn_records`: a partition per transaction, once decided.
+//! - `heartbeats`: a partition per proxy process.
 //!
 //! Bind markers are always positional; the order of each statement's
 //! markers is documented where the statement is built and followed by
@@ -18,8 +21,12 @@ use crate::types::SqlType;
 pub const VERSION: &str = "__version";
 pub const LIVE: &str = "__live";
 pub const CLAIMS: &str = "__claims";
+/// A transaction's pending write to the row (JSON of `store::Intent`).
+pub const INTENT: &str = "__intent";
 pub const CLAIMS_TABLE: &str = "claims";
 pub const CATALOG_TABLE: &str = "catalog";
+pub const TXN_RECORDS_TABLE: &str = "txn_records";
+pub const HEARTBEATS_TABLE: &str = "heartbeats";
 
 /// A quoted CQL identifier: case and any character kept, as PostgreSQL
 /// column names are.
@@ -122,6 +129,18 @@ pub fn create_catalog_table(keyspace: &str) -> String {
     )
 }
 
+pub fn create_txn_records_table(keyspace: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{TXN_RECORDS_TABLE} (txn uuid PRIMARY KEY, status text)"
+    )
+}
+
+pub fn create_heartbeats_table(keyspace: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{HEARTBEATS_TABLE} (proxy bigint PRIMARY KEY, at bigint)"
+    )
+}
+
 /// The typed columns of a user table, then the hidden ones; partition key
 /// = the primary-key columns (composite when there are several).
 pub fn create_rows_table(keyspace: &str, def: &TableDef) -> String {
@@ -133,6 +152,7 @@ pub fn create_rows_table(keyspace: &str, def: &TableDef) -> String {
     cols.push(format!("{} uuid", quote(VERSION)));
     cols.push(format!("{} boolean", quote(LIVE)));
     cols.push(format!("{} map<text, uuid>", quote(CLAIMS)));
+    cols.push(format!("{} text", quote(INTENT)));
     format!(
         "CREATE TABLE IF NOT EXISTS {keyspace}.{} ({}, PRIMARY KEY (({})))",
         table_name(def),
@@ -155,10 +175,11 @@ pub fn add_hidden_column(table: &str, column: &str, cql_type: &str) -> String {
 }
 
 /// The hidden columns with their CQL types.
-pub const HIDDEN: [(&str, &str); 3] = [
+pub const HIDDEN: [(&str, &str); 4] = [
     (VERSION, "uuid"),
     (LIVE, "boolean"),
     (CLAIMS, "map<text, uuid>"),
+    (INTENT, "text"),
 ];
 
 fn pk_list(def: &TableDef) -> String {
@@ -178,12 +199,12 @@ fn pk_where(def: &TableDef) -> String {
 }
 
 /// Every column a row read returns: the table's columns in order, then
-/// `__version`, `__live`, `__claims`.
+/// `__version`, `__live`, `__claims`, `__intent`.
 fn select_list(def: &TableDef) -> String {
     def.columns
         .iter()
         .map(|c| quote(&c.name))
-        .chain([VERSION, LIVE, CLAIMS].map(quote))
+        .chain([VERSION, LIVE, CLAIMS, INTENT].map(quote))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -198,10 +219,12 @@ pub fn non_key_columns(def: &TableDef) -> impl Iterator<Item = usize> + '_ {
 pub struct RowCql {
     /// Binds: the key columns.
     pub read: String,
-    /// Binds: every column in table order, `__version`, `__live`, `__claims`.
+    /// Binds: every column in table order, `__version`, `__live`,
+    /// `__claims`, `__intent`.
     pub insert: String,
     /// Binds: the non-key columns in table order, `__version`, `__live`,
-    /// `__claims`, the key columns, then the expected `__version`.
+    /// `__claims`, `__intent`, the key columns, then the expected
+    /// `__version`.
     pub update: String,
     /// Binds: the page size.
     pub scan_first: String,
@@ -212,10 +235,10 @@ pub struct RowCql {
 pub fn row_cql(keyspace: &str, def: &TableDef) -> RowCql {
     let table = table_ref(keyspace, def);
     let select = select_list(def);
-    let all_markers = vec!["?"; def.columns.len() + 3].join(", ");
+    let all_markers = vec!["?"; def.columns.len() + HIDDEN.len()].join(", ");
     let sets: Vec<String> = non_key_columns(def)
         .map(|i| quote(&def.columns[i].name))
-        .chain([VERSION, LIVE, CLAIMS].map(quote))
+        .chain([VERSION, LIVE, CLAIMS, INTENT].map(quote))
         .map(|c| format!("{c} = ?"))
         .collect();
     let pks = pk_list(def);
@@ -260,6 +283,14 @@ pub struct FixedCql {
     pub catalog_update: String,
     /// Binds: name, expected version.
     pub catalog_delete: String,
+    /// Binds: txn, status.
+    pub txn_insert: String,
+    /// Binds: txn.
+    pub txn_read: String,
+    /// Binds: at, proxy.
+    pub heartbeat_write: String,
+    /// Binds: proxy.
+    pub heartbeat_read: String,
 }
 
 pub fn fixed_cql(keyspace: &str) -> FixedCql {
@@ -291,6 +322,12 @@ pub fn fixed_cql(keyspace: &str) -> FixedCql {
             "UPDATE {catalog} SET version = ?, definition = ? WHERE name = ? IF version = ?"
         ),
         catalog_delete: format!("DELETE FROM {catalog} WHERE name = ? IF version = ?"),
+        txn_insert: format!(
+            "INSERT INTO {keyspace}.{TXN_RECORDS_TABLE} (txn, status) VALUES (?, ?) IF NOT EXISTS"
+        ),
+        txn_read: format!("SELECT status FROM {keyspace}.{TXN_RECORDS_TABLE} WHERE txn = ?"),
+        heartbeat_write: format!("UPDATE {keyspace}.{HEARTBEATS_TABLE} SET at = ? WHERE proxy = ?"),
+        heartbeat_read: format!("SELECT at FROM {keyspace}.{HEARTBEATS_TABLE} WHERE proxy = ?"),
     }
 }
 
@@ -346,7 +383,7 @@ mod tests {
             "CREATE TABLE IF NOT EXISTS ks.t_users_0192f0c4a1b27c3d8e9f001122334455 (\
              \"org\" int, \"handle\" text, \"email\" text, \"seen\" bigint, \
              \"__version\" uuid, \"__live\" boolean, \"__claims\" map<text, uuid>, \
-             PRIMARY KEY ((\"org\", \"handle\")))"
+             \"__intent\" text, PRIMARY KEY ((\"org\", \"handle\")))"
         );
     }
 
@@ -377,20 +414,20 @@ mod tests {
         let cql = row_cql("ks", &users());
         let t = "ks.t_users_0192f0c4a1b27c3d8e9f001122334455";
         let all =
-            "\"org\", \"handle\", \"email\", \"seen\", \"__version\", \"__live\", \"__claims\"";
+            "\"org\", \"handle\", \"email\", \"seen\", \"__version\", \"__live\", \"__claims\", \"__intent\"";
         assert_eq!(
             cql.read,
             format!("SELECT {all} FROM {t} WHERE \"org\" = ? AND \"handle\" = ?")
         );
         assert_eq!(
             cql.insert,
-            format!("INSERT INTO {t} ({all}) VALUES (?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS")
+            format!("INSERT INTO {t} ({all}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS")
         );
         assert_eq!(
             cql.update,
             format!(
                 "UPDATE {t} SET \"email\" = ?, \"seen\" = ?, \"__version\" = ?, \"__live\" = ?, \
-                 \"__claims\" = ? WHERE \"org\" = ? AND \"handle\" = ? IF \"__version\" = ?"
+                 \"__claims\" = ?, \"__intent\" = ? WHERE \"org\" = ? AND \"handle\" = ? IF \"__version\" = ?"
             )
         );
         assert_eq!(cql.scan_first, format!("SELECT {all} FROM {t} LIMIT ?"));
@@ -422,6 +459,28 @@ mod tests {
         assert_eq!(
             cql.catalog_delete,
             "DELETE FROM ks.catalog WHERE name = ? IF version = ?"
+        );
+    }
+
+    #[test]
+    fn transaction_record_and_heartbeat_statements() {
+        let cql = fixed_cql("ks");
+        // A transaction is decided once: whoever inserts first.
+        assert_eq!(
+            cql.txn_insert,
+            "INSERT INTO ks.txn_records (txn, status) VALUES (?, ?) IF NOT EXISTS"
+        );
+        assert_eq!(
+            cql.txn_read,
+            "SELECT status FROM ks.txn_records WHERE txn = ?"
+        );
+        assert_eq!(
+            cql.heartbeat_write,
+            "UPDATE ks.heartbeats SET at = ? WHERE proxy = ?"
+        );
+        assert_eq!(
+            create_txn_records_table("ks"),
+            "CREATE TABLE IF NOT EXISTS ks.txn_records (txn uuid PRIMARY KEY, status text)"
         );
     }
 

@@ -38,7 +38,7 @@ use self::statements::{Statements, TableStatements};
 use self::values::{to_cql_as, Named};
 use super::{
     Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
-    StoreResult, TxnId, TxnRecord,
+    StoreResult, TxnId, TxnRecord, TxnStatus,
 };
 use crate::catalog::TableDef;
 use crate::config::StoreConfig;
@@ -304,7 +304,6 @@ impl Store for CassandraStore {
         pk: &[u8],
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
-        refuse_intent(&row)?;
         let stmts = self.stmts.table(table).await?;
         let mut key = key_binds(table, &stmts, pk)?;
         let mut binds: Vec<Bind> = Vec::with_capacity(table.columns.len() + 3);
@@ -327,6 +326,10 @@ impl Store for CassandraStore {
             Some(m) => set(Some(m)),
             None => MaybeUnset::Unset,
         });
+        binds.push(match intent_text(&row)? {
+            Some(t) => set(Some(t)),
+            None => MaybeUnset::Unset,
+        });
         let rows = self.run(&stmts.insert, binds, true).await?;
         match lwt_answer(&rows)? {
             None => Ok(Cas::Applied),
@@ -341,7 +344,6 @@ impl Store for CassandraStore {
         expected: TxnId,
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
-        refuse_intent(&row)?;
         let stmts = self.stmts.table(table).await?;
         let mut binds: Vec<Bind> = non_key_columns(table)
             .map(|i| match row.values.get(i).filter(|_| row.live) {
@@ -353,6 +355,8 @@ impl Store for CassandraStore {
         binds.push(uuid(row.version));
         binds.push(set(Some(CqlValue::Boolean(row.live))));
         binds.push(set(claims_map(&row.claims)));
+        // None clears it: a CAS that folds or drops an intent writes none.
+        binds.push(set(intent_text(&row)?));
         binds.extend(key_binds(table, &stmts, pk)?);
         // Rows from before adoption have no version: nil, `IF __version = null`.
         binds.push(match expected.is_nil() {
@@ -570,36 +574,81 @@ impl Store for CassandraStore {
         self.catalog_answer(name, &rows).await
     }
 
-    async fn insert_txn_record(&self, _txn: TxnId, _rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
-        Err(transactions_not_built())
+    async fn insert_txn_record(&self, txn: TxnId, rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
+        let binds = vec![uuid(txn), text(status_text(rec.status))];
+        let rows = self.run(&self.stmts.fixed.txn_insert, binds, true).await?;
+        match lwt_answer(&rows)? {
+            None => Ok(Cas::Applied),
+            Some(current) => Ok(Cas::NotApplied(txn_record_of(&current)?)),
+        }
     }
 
-    async fn read_txn_record(&self, _txn: TxnId) -> StoreResult<Option<TxnRecord>> {
-        Err(transactions_not_built())
+    async fn read_txn_record(&self, txn: TxnId) -> StoreResult<Option<TxnRecord>> {
+        let rows = self
+            .run(&self.stmts.fixed.txn_read, vec![uuid(txn)], false)
+            .await?;
+        match rows.first() {
+            Some(named) => txn_record_of(&named),
+            None => Ok(None),
+        }
     }
 
-    async fn write_heartbeat(&self, _proxy: u32, _at_ms: u64) -> StoreResult<()> {
+    async fn write_heartbeat(&self, proxy: u32, at_ms: u64) -> StoreResult<()> {
+        let binds = vec![
+            set(Some(CqlValue::BigInt(at_ms as i64))),
+            set(Some(CqlValue::BigInt(i64::from(proxy)))),
+        ];
+        self.run(&self.stmts.fixed.heartbeat_write, binds, false)
+            .await?;
         Ok(())
     }
 
-    async fn read_heartbeat(&self, _proxy: u32) -> StoreResult<Option<u64>> {
-        Ok(None)
+    async fn read_heartbeat(&self, proxy: u32) -> StoreResult<Option<u64>> {
+        let binds = vec![set(Some(CqlValue::BigInt(i64::from(proxy))))];
+        let rows = self
+            .run(&self.stmts.fixed.heartbeat_read, binds, false)
+            .await?;
+        Ok(rows.first().and_then(|named| match named.get("at") {
+            Some(CqlValue::BigInt(at)) => Some(*at as u64),
+            _ => None,
+        }))
     }
 }
 
-/// Transaction records and intents are not kept in Cassandra yet: a
-/// transaction's write is refused rather than written without its intent.
-fn transactions_not_built() -> StoreError {
-    StoreError::Unavailable(
-        "multi-statement transactions are not yet supported on the Cassandra store".into(),
-    )
+fn status_text(status: TxnStatus) -> &'static str {
+    match status {
+        TxnStatus::Committed => "committed",
+        TxnStatus::Aborted => "aborted",
+    }
 }
 
-fn refuse_intent(row: &RowRecord) -> StoreResult<()> {
-    match row.intent {
-        Some(_) => Err(transactions_not_built()),
-        None => Ok(()),
-    }
+fn txn_record_of(named: &Named<'_>) -> StoreResult<Option<TxnRecord>> {
+    Ok(match named.text("status")?.as_deref() {
+        Some("committed") => Some(TxnRecord {
+            status: TxnStatus::Committed,
+        }),
+        Some("aborted") => Some(TxnRecord {
+            status: TxnStatus::Aborted,
+        }),
+        None => None,
+        Some(other) => {
+            return Err(StoreError::Unknown(format!(
+                "unexpected data in the store: a transaction status {other}"
+            )))
+        }
+    })
+}
+
+/// `__intent` as stored: JSON of the intent, or None.
+fn intent_text(row: &RowRecord) -> StoreResult<Option<CqlValue>> {
+    row.intent
+        .as_ref()
+        .map(|i| {
+            serde_json::to_string(i)
+                .map(CqlValue::Text)
+                .map_err(|e| StoreError::Unavailable(format!("an intent does not serialize: {e}")))
+        })
+        .transpose()
 }
 
 impl CassandraStore {

@@ -13,7 +13,7 @@ use scylla::statement::Consistency;
 use super::cql::{self, FixedCql, RowCql};
 use super::errors::classify_prepare;
 use crate::catalog::TableDef;
-use crate::store::StoreResult;
+use crate::store::{StoreError, StoreResult};
 
 /// A user table's statements.
 pub struct TableStatements {
@@ -40,6 +40,10 @@ pub struct FixedStatements {
     pub catalog_insert: PreparedStatement,
     pub catalog_update: PreparedStatement,
     pub catalog_delete: PreparedStatement,
+    pub txn_insert: PreparedStatement,
+    pub txn_read: PreparedStatement,
+    pub heartbeat_write: PreparedStatement,
+    pub heartbeat_read: PreparedStatement,
 }
 
 pub struct Statements {
@@ -85,6 +89,10 @@ impl Statements {
             catalog_insert,
             catalog_update,
             catalog_delete,
+            txn_insert,
+            txn_read,
+            heartbeat_write,
+            heartbeat_read,
         } = cql::fixed_cql(keyspace);
         let s = session.as_ref();
         let fixed = FixedStatements {
@@ -99,6 +107,10 @@ impl Statements {
             catalog_insert: prepare(s, catalog_insert, None).await?,
             catalog_update: prepare(s, catalog_update, None).await?,
             catalog_delete: prepare(s, catalog_delete, None).await?,
+            txn_insert: prepare(s, txn_insert, None).await?,
+            txn_read: prepare(s, txn_read, Some(serial)).await?,
+            heartbeat_write: prepare(s, heartbeat_write, None).await?,
+            heartbeat_read: prepare(s, heartbeat_read, None).await?,
         };
         Ok(Statements {
             session,
@@ -123,6 +135,7 @@ impl Statements {
             scan_after,
         } = cql::row_cql(&self.keyspace, def);
         let s = self.session.as_ref();
+        self.add_intent_column(def).await?;
         let (read, insert, update, scan_first, scan_after) = futures::try_join!(
             prepare(s, read, Some(self.serial)),
             prepare(s, insert, None),
@@ -146,6 +159,25 @@ impl Statements {
         });
         self.tables.insert(def.id.clone(), stmts.clone());
         Ok(stmts)
+    }
+
+    /// Tables created before transactions have no `__intent` column: add
+    /// it (once per table and process; an existing column is no error).
+    async fn add_intent_column(&self, def: &TableDef) -> StoreResult<()> {
+        let table = cql::table_ref(&self.keyspace, def);
+        let alter = cql::add_hidden_column(&table, cql::INTENT, "text");
+        match self.session.query_unpaged(alter, ()).await {
+            Ok(_) => {
+                self.session
+                    .await_schema_agreement()
+                    .await
+                    .map_err(|e| StoreError::Unknown(format!("schema agreement: {e}")))?;
+                Ok(())
+            }
+            // "conflicts with an existing column": added already.
+            Err(e) if e.to_string().contains("conflicts with") => Ok(()),
+            Err(e) => Err(super::errors::classify(&e, false)),
+        }
     }
 
     pub fn forget(&self, def: &TableDef) {

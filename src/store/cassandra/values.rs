@@ -9,7 +9,7 @@ use scylla::frame::response::result::{ColumnType, NativeType};
 use scylla::value::{CqlDate, CqlDecimal, CqlTimestamp, CqlTimeuuid, CqlValue};
 use uuid::Uuid;
 
-use super::cql::{CLAIMS, LIVE, VERSION};
+use super::cql::{CLAIMS, INTENT, LIVE, VERSION};
 use crate::catalog::TableDef;
 use crate::store::{RowRecord, StoreError, StoreResult};
 use crate::types::{encode_key, SqlType, Value};
@@ -242,6 +242,12 @@ impl Named<'_> {
                 }
             }
         }
+        let intent = match self.text(INTENT)? {
+            Some(json) => Some(Box::new(
+                serde_json::from_str(&json).map_err(|e| corrupt(format!("{INTENT}: {e}")))?,
+            )),
+            None => None,
+        };
         let values = if live {
             table
                 .columns
@@ -258,7 +264,7 @@ impl Named<'_> {
                 live,
                 claims,
                 values,
-                intent: None,
+                intent,
             },
         )))
     }
