@@ -249,3 +249,163 @@ async fn a_writer_stalled_past_the_lease_is_fenced_and_never_duplicates() {
             >= 1
     );
 }
+
+/// A proxy dies with transactions open, each inserting two rows with unique
+/// emails: a transaction it acknowledged is wholly there; any other is
+/// wholly there (its COMMIT landed unacknowledged) or wholly absent; the
+/// keys of the ones it had open are free again within a few leases, once
+/// its heartbeat has stopped.
+#[test]
+fn a_proxy_killed_with_transactions_open_leaves_none_of_them_half_done() {
+    let store = Arc::new(MemoryStore::new());
+    let slow: Arc<dyn Store> = Arc::new(FaultyStore::new(
+        store.clone(),
+        FaultConfig {
+            max_latency: Duration::from_millis(20),
+            ..FaultConfig::none(2)
+        },
+    ));
+    let acked: Arc<Mutex<BTreeMap<i32, i32>>> = Arc::default();
+    let victim_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let survivor_rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let survivor = survivor_rt.block_on(async {
+        let s = Server::bind(&config(), engine(store.clone()))
+            .await
+            .unwrap()
+            .spawn();
+        common::connect_to(s.addr())
+            .await
+            .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
+            .await
+            .unwrap();
+        s
+    });
+    victim_rt.block_on(async {
+        let s = Server::bind(&config(), engine(slow)).await.unwrap().spawn();
+        let addr = s.addr();
+        for w in 0..WRITERS {
+            let acked = acked.clone();
+            tokio::spawn(async move {
+                let client = common::connect_to(addr).await;
+                for n in 0.. {
+                    let id = w * 1_000_000 + n * 2;
+                    let r = client
+                        .batch_execute(&format!(
+                            "BEGIN; INSERT INTO accounts VALUES ({id}, 'w{w}-{n}-a'); \
+                             INSERT INTO accounts VALUES ({}, 'w{w}-{n}-b'); COMMIT",
+                            id + 1
+                        ))
+                        .await;
+                    if r.is_ok() {
+                        acked.lock().unwrap().insert(w, n);
+                    }
+                }
+            });
+        }
+        std::mem::forget(s);
+    });
+    std::thread::sleep(Duration::from_millis(600));
+    victim_rt.shutdown_background();
+    let acked = acked.lock().unwrap().clone();
+    assert_eq!(acked.len(), WRITERS as usize, "every writer committed some");
+
+    survivor_rt.block_on(async {
+        let c = common::connect_to(survivor.addr()).await;
+        let mut longest = Duration::ZERO;
+        for (w, last) in &acked {
+            for n in 0..=last + 1 {
+                let id = w * 1_000_000 + n * 2;
+                let rows = c
+                    .query(
+                        "SELECT email FROM accounts WHERE id IN ($1, $2)",
+                        &[&id, &(id + 1)],
+                    )
+                    .await
+                    .unwrap();
+                if n <= *last {
+                    assert_eq!(rows.len(), 2, "acknowledged transaction {w}/{n}");
+                } else {
+                    assert!(rows.len() != 1, "transaction {w}/{n} is half there");
+                }
+            }
+            // The keys of the transaction that was open: free again (or
+            // taken by it, if its COMMIT landed), within a few leases.
+            let email = format!("w{w}-{}-a", last + 1);
+            let t = Instant::now();
+            let r = c
+                .execute(
+                    "INSERT INTO accounts VALUES ($1, $2) ON CONFLICT DO NOTHING",
+                    &[&(9_000_000 + w), &email],
+                )
+                .await;
+            assert!(r.is_ok(), "{email}: {r:?}");
+            longest = longest.max(t.elapsed());
+            assert!(
+                t.elapsed() < LEASE * 6,
+                "{email} blocked for {:?}",
+                t.elapsed()
+            );
+        }
+        eprintln!("crash with transactions open: longest wait for a key {longest:?}");
+    });
+}
+
+/// A proxy frozen past the lease with a transaction open (every store
+/// operation of it stalls, heartbeats included, as under SIGSTOP): another
+/// proxy aborts the transaction and takes the key; the frozen one's COMMIT
+/// then answers 40001 and none of its transaction is visible.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_transaction_stalled_past_the_lease_is_aborted_and_cannot_commit() {
+    let store = Arc::new(MemoryStore::new());
+    let frozen: Arc<dyn Store> = Arc::new(FaultyStore::new(
+        store.clone(),
+        FaultConfig {
+            stall: 1000,
+            stall_for: LEASE * 2,
+            ..FaultConfig::none(1)
+        },
+    ));
+    let healthy = Server::bind(&config(), engine(store.clone()))
+        .await
+        .unwrap()
+        .spawn();
+    let stalled = Server::bind(&config(), engine(frozen))
+        .await
+        .unwrap()
+        .spawn();
+    let h = common::connect_to(healthy.addr()).await;
+    h.batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
+        .await
+        .unwrap();
+    let s = common::connect_to(stalled.addr()).await;
+    let slow = tokio::spawn(async move {
+        s.batch_execute("BEGIN; INSERT INTO accounts VALUES (1, 'x@example.com'); COMMIT")
+            .await
+    });
+    tokio::time::sleep(LEASE * 3).await;
+    h.execute("INSERT INTO accounts VALUES (2, 'x@example.com')", &[])
+        .await
+        .expect("the healthy proxy aborts the silent transaction and takes the key");
+    let err = slow
+        .await
+        .unwrap()
+        .expect_err("the stalled transaction must not commit");
+    let code = err.as_db_error().map(|d| d.code().code().to_owned());
+    assert_eq!(code.as_deref(), Some("40001"), "{err:?}");
+    let ids: Vec<i32> = h
+        .query("SELECT id FROM accounts", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids, vec![2]);
+}

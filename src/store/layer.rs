@@ -198,12 +198,22 @@ impl<L: Layer> Store for Layered<L> {
             .await
     }
 
-    // Heartbeats decide only when to stop waiting: they pass through.
+    // A heartbeat is delayed with the rest of a stalled proxy's traffic (so
+    // a frozen proxy looks silent, as one under SIGSTOP does) and may fail
+    // like any read.
     async fn write_heartbeat(&self, proxy: u32, at_ms: u64) -> StoreResult<()> {
-        self.inner.write_heartbeat(proxy, at_ms).await
+        let key = proxy.to_be_bytes();
+        let write = self.inner.write_heartbeat(proxy, at_ms);
+        self.layer
+            .read("write_heartbeat", "heartbeats", &key, write)
+            .await
     }
 
     async fn read_heartbeat(&self, proxy: u32) -> StoreResult<Option<u64>> {
-        self.inner.read_heartbeat(proxy).await
+        let key = proxy.to_be_bytes();
+        let read = self.inner.read_heartbeat(proxy);
+        self.layer
+            .read("read_heartbeat", "heartbeats", &key, read)
+            .await
     }
 }
