@@ -14,16 +14,21 @@
 //!   as typed plans in `session::utility`.
 //! - [`txn`]: the transaction context every statement runs in (implicit or
 //!   the explicit block), admitted in one place (25P02), with its lock
-//!   deadline from the session's lock_timeout.
+//!   deadline from the session's lock_timeout; the open transaction's log
+//!   of intents, which savepoints mark (design: docs/transactions.md).
 //! - [`stop`]: cancel and statement_timeout reach a write only at its safe
 //!   points, so an interrupted write is undone rather than cut off.
 //! - [`engine`]: one statement as named stages: parse, plan, admit, bind,
-//!   run, each stage given one statement context (`engine::ctx`).
+//!   run, each stage given one statement context (`engine::ctx`);
+//!   `engine::txn` mints, commits, aborts and trims transactions.
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),
-//!   with its exhaustive model check beside it (`claims::model`, tests only).
+//!   with its exhaustive model check beside it (`claims::model`, tests only);
+//!   `claims::intents` (transaction ids, what an intent means to whoever
+//!   meets it, heartbeats, age-ordered waits) and `claims::txn_write`
+//!   (writing, undoing and finishing a transaction's intents).
 //! - [`store`]: the `Store` trait (LWT primitives), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:
 //!   session, CQL text, prepared statements, values, error mapping,
