@@ -79,6 +79,7 @@
 
 #[cfg(test)]
 mod tests;
+mod txn;
 
 use std::fmt;
 
