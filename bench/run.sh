@@ -9,15 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${SECONDS_PER_POINT:-10}"
 KC_PORT="${KC_PORT:-55999}"
-PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)/pgbench"
-
-cargo build --release --quiet
-PG_SPEC="$(scripts/pg-for-tests)"
-PG_PORT="$(echo "$PG_SPEC" | sed -E 's/.*port=([0-9]+).*/\1/')"
-KEYCLAIM_LISTEN="127.0.0.1:$KC_PORT" KEYCLAIM_LOG_LEVEL=warn target/release/keyclaim &
-KC_PID=$!
-trap 'kill $KC_PID 2>/dev/null; scripts/pg-for-tests stop' EXIT
-for _ in $(seq 50); do psql -h 127.0.0.1 -p "$KC_PORT" -U keyclaim -d keyclaim -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+source bench/lib.sh
 
 DDL="CREATE TABLE bench_users (id bigint PRIMARY KEY, email text UNIQUE, name text)"
 psql -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "DROP TABLE IF EXISTS bench_users" -c "$DDL"

@@ -4,7 +4,8 @@
 # PostgreSQL on the same machine, in one run, at 1, 8 and 32 clients.
 # Prints a Markdown table: TPS of each and the keyclaim/PostgreSQL ratio.
 # (pgbench's own TPC-B needs tables without a primary key for its history;
-# these tables give history one, which is all that differs.)
+# these tables give history one, which is all that differs. Transfers that
+# fail with 40P01 or 40001 are retried, up to 10 times, as clients retry.)
 #
 #   bench/transfer.sh            # 10 s per point
 #   SECONDS_PER_POINT=30 bench/transfer.sh
@@ -12,15 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${SECONDS_PER_POINT:-10}"
 KC_PORT="${KC_PORT:-55998}"
-PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)/pgbench"
-
-cargo build --release --quiet
-PG_SPEC="$(scripts/pg-for-tests)"
-PG_PORT="$(echo "$PG_SPEC" | sed -E 's/.*port=([0-9]+).*/\1/')"
-KEYCLAIM_LISTEN="127.0.0.1:$KC_PORT" KEYCLAIM_LOG_LEVEL=warn target/release/keyclaim &
-KC_PID=$!
-trap 'kill $KC_PID 2>/dev/null; scripts/pg-for-tests stop' EXIT
-for _ in $(seq 50); do psql -h 127.0.0.1 -p "$KC_PORT" -U keyclaim -d keyclaim -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+source bench/lib.sh
 
 DDL="CREATE TABLE bench_accounts (aid integer PRIMARY KEY, abalance bigint NOT NULL);
 CREATE TABLE bench_tellers (tid integer PRIMARY KEY, tbalance bigint NOT NULL);
@@ -43,7 +36,7 @@ psql -q -h 127.0.0.1 -p "$KC_PORT" -U keyclaim -d keyclaim -c "$DDL"
 PORT=$KC_PORT USER_=keyclaim DB=keyclaim seed
 
 run() { # port user db clients -> tps
-  "$PGBENCH" -n -h 127.0.0.1 -p "$1" -U "$2" -d "$3" -f bench/pgbench/transfer.sql -c "$4" -j "$(( $4 < 2 ? 1 : 2 ))" -T "$DURATION" 2>/dev/null \
+  "$PGBENCH" -n --max-tries=10 -h 127.0.0.1 -p "$1" -U "$2" -d "$3" -f bench/pgbench/transfer.sql -c "$4" -j "$(( $4 < 2 ? 1 : 2 ))" -T "$DURATION" 2>/dev/null \
     | awk '/^tps/ {print int($3)}'
 }
 echo "| workload | clients | PostgreSQL tps | keyclaim tps | keyclaim / PostgreSQL |"

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use keyclaim::catalog::TableDef;
 use keyclaim::config::Config;
 use keyclaim::engine::{Engine, EngineConfig};
-use keyclaim::server::Server;
+use keyclaim::server::{RunningServer, Server};
 use keyclaim::store::faults::{FaultConfig, FaultyStore};
 use keyclaim::store::memory::MemoryStore;
 use keyclaim::store::Store;
@@ -36,6 +36,70 @@ fn engine(store: Arc<dyn Store>) -> Engine {
     )
 }
 
+/// A runtime of its own, so that dropping it kills everything on it at once.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// `store` with operations taking up to 20 ms, so that a kill finds
+/// statements between their steps.
+fn slowed(store: &Arc<MemoryStore>, seed: u64) -> Arc<dyn Store> {
+    Arc::new(FaultyStore::new(
+        store.clone(),
+        FaultConfig {
+            max_latency: Duration::from_millis(20),
+            ..FaultConfig::none(seed)
+        },
+    ))
+}
+
+/// The proxy that lives on, on its own runtime, with the test's table.
+fn start_survivor(rt: &tokio::runtime::Runtime, engine: Engine) -> RunningServer {
+    rt.block_on(async {
+        let s = Server::bind(&config(), engine).await.unwrap().spawn();
+        common::connect_to(s.addr())
+            .await
+            .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
+            .await
+            .unwrap();
+        s
+    })
+}
+
+/// The victim proxy over `store` on `rt`, with `WRITERS` clients on the
+/// same runtime (they die with it), each running `sql(w, n)` for n = 0, 1,
+/// ... and noting in `acked` the last n acknowledged.
+fn storm(
+    rt: &tokio::runtime::Runtime,
+    store: Arc<dyn Store>,
+    acked: Arc<Mutex<BTreeMap<i32, i32>>>,
+    sql: fn(i32, i32) -> String,
+) {
+    rt.block_on(async {
+        let s = Server::bind(&config(), engine(store))
+            .await
+            .unwrap()
+            .spawn();
+        let addr = s.addr();
+        for w in 0..WRITERS {
+            let acked = acked.clone();
+            tokio::spawn(async move {
+                let client = common::connect_to(addr).await;
+                for n in 0.. {
+                    if client.batch_execute(&sql(w, n)).await.is_ok() {
+                        acked.lock().unwrap().insert(w, n);
+                    }
+                }
+            });
+        }
+        std::mem::forget(s);
+    });
+}
+
 fn config() -> Config {
     let mut c = Config::default();
     c.server.listen = "127.0.0.1:0".into();
@@ -47,63 +111,20 @@ fn a_proxy_killed_mid_storm_blocks_no_key_and_loses_nothing() {
     let store = Arc::new(MemoryStore::new());
     // The victim's store operations take up to 20 ms each, so the kill
     // finds its statements between claim and commit, holding claims.
-    let slow: Arc<dyn Store> = Arc::new(FaultyStore::new(
-        store.clone(),
-        FaultConfig {
-            max_latency: Duration::from_millis(20),
-            ..FaultConfig::none(1)
-        },
-    ));
+    let slow = slowed(&store, 1);
     // Last acknowledged n per worker; worker w writes (w * 1_000_000 + n, "w{w}-{n}").
     let acked: Arc<Mutex<BTreeMap<i32, i32>>> = Arc::default();
 
     // The victim proxy runs on a runtime of its own, so that dropping the
     // runtime kills it and everything it was doing at once.
-    let victim_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let survivor_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
+    let (victim_rt, survivor_rt) = (runtime(), runtime());
     let survivor_engine = engine(store.clone());
-    let survivor = survivor_rt.block_on(async {
-        let s = Server::bind(&config(), survivor_engine.clone())
-            .await
-            .unwrap()
-            .spawn();
-        common::connect_to(s.addr())
-            .await
-            .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
-            .await
-            .unwrap();
-        s
-    });
-    victim_rt.block_on(async {
-        let s = Server::bind(&config(), engine(slow)).await.unwrap().spawn();
-        let addr = s.addr();
-        // Clients of the victim write on the victim's runtime: they die with it.
-        for w in 0..WRITERS {
-            let acked = acked.clone();
-            tokio::spawn(async move {
-                let client = common::connect_to(addr).await;
-                for n in 0.. {
-                    let r = client
-                        .execute(
-                            "INSERT INTO accounts VALUES ($1, $2)",
-                            &[&(w * 1_000_000 + n), &format!("w{w}-{n}")],
-                        )
-                        .await;
-                    if let Ok(1) = r {
-                        acked.lock().unwrap().insert(w, n);
-                    }
-                }
-            });
-        }
-        std::mem::forget(s);
+    let survivor = start_survivor(&survivor_rt, survivor_engine.clone());
+    storm(&victim_rt, slow, acked.clone(), |w, n| {
+        format!(
+            "INSERT INTO accounts VALUES ({}, 'w{w}-{n}')",
+            w * 1_000_000 + n
+        )
     });
     std::thread::sleep(Duration::from_millis(500));
     // kill -9: drop the runtime without waiting for anything.
@@ -258,59 +279,17 @@ async fn a_writer_stalled_past_the_lease_is_fenced_and_never_duplicates() {
 #[test]
 fn a_proxy_killed_with_transactions_open_leaves_none_of_them_half_done() {
     let store = Arc::new(MemoryStore::new());
-    let slow: Arc<dyn Store> = Arc::new(FaultyStore::new(
-        store.clone(),
-        FaultConfig {
-            max_latency: Duration::from_millis(20),
-            ..FaultConfig::none(2)
-        },
-    ));
+    let slow = slowed(&store, 2);
     let acked: Arc<Mutex<BTreeMap<i32, i32>>> = Arc::default();
-    let victim_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let survivor_rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let survivor = survivor_rt.block_on(async {
-        let s = Server::bind(&config(), engine(store.clone()))
-            .await
-            .unwrap()
-            .spawn();
-        common::connect_to(s.addr())
-            .await
-            .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
-            .await
-            .unwrap();
-        s
-    });
-    victim_rt.block_on(async {
-        let s = Server::bind(&config(), engine(slow)).await.unwrap().spawn();
-        let addr = s.addr();
-        for w in 0..WRITERS {
-            let acked = acked.clone();
-            tokio::spawn(async move {
-                let client = common::connect_to(addr).await;
-                for n in 0.. {
-                    let id = w * 1_000_000 + n * 2;
-                    let r = client
-                        .batch_execute(&format!(
-                            "BEGIN; INSERT INTO accounts VALUES ({id}, 'w{w}-{n}-a'); \
-                             INSERT INTO accounts VALUES ({}, 'w{w}-{n}-b'); COMMIT",
-                            id + 1
-                        ))
-                        .await;
-                    if r.is_ok() {
-                        acked.lock().unwrap().insert(w, n);
-                    }
-                }
-            });
-        }
-        std::mem::forget(s);
+    let (victim_rt, survivor_rt) = (runtime(), runtime());
+    let survivor = start_survivor(&survivor_rt, engine(store.clone()));
+    storm(&victim_rt, slow, acked.clone(), |w, n| {
+        let id = w * 1_000_000 + n * 2;
+        format!(
+            "BEGIN; INSERT INTO accounts VALUES ({id}, 'w{w}-{n}-a'); \
+             INSERT INTO accounts VALUES ({}, 'w{w}-{n}-b'); COMMIT",
+            id + 1
+        )
     });
     std::thread::sleep(Duration::from_millis(600));
     victim_rt.shutdown_background();

@@ -37,9 +37,8 @@ use tokio_postgres::types::ToSql;
 use tokio_postgres::NoTls;
 
 use keyclaim::catalog::TableDef;
-use keyclaim::config::Config;
-use keyclaim::engine::{Engine, EngineConfig};
-use keyclaim::server::{RunningServer, Server};
+use keyclaim::engine::EngineConfig;
+use keyclaim::server::RunningServer;
 use keyclaim::store::faults::{FaultConfig, FaultyStore};
 use keyclaim::store::Store;
 use keyclaim::types::Value;
@@ -202,9 +201,7 @@ async fn run_call(
 }
 
 async fn proxy(store: Arc<dyn Store>) -> RunningServer {
-    let mut config = Config::default();
-    config.server.listen = "127.0.0.1:0".into();
-    let engine = Engine::new(
+    common::proxy(
         store,
         EngineConfig {
             lease: LEASE,
@@ -212,11 +209,8 @@ async fn proxy(store: Arc<dyn Store>) -> RunningServer {
             max_retries: 2,
             ..EngineConfig::default()
         },
-    );
-    Server::bind(&config, engine)
-        .await
-        .expect("proxy binds")
-        .spawn()
+    )
+    .await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,11 +11,11 @@ use std::time::Duration;
 use tokio_postgres::Client;
 
 async fn ids(client: &Client, table: &str) -> Vec<i32> {
-    let rows = client
-        .query(&format!("SELECT id FROM {table} ORDER BY id"), &[])
-        .await
-        .unwrap();
-    rows.iter().map(|r| r.get(0)).collect()
+    common::column(client, &format!("SELECT id FROM {table} ORDER BY id")).await
+}
+
+async fn balances(client: &Client) -> Vec<i32> {
+    common::column(client, "SELECT bal FROM acct ORDER BY id").await
 }
 
 async fn code(client: &Client, sql: &str) -> String {
@@ -179,13 +179,7 @@ async fn other_sessions_see_a_block_only_once_it_commits() {
         .unwrap()
         .get::<_, i64>(0);
     assert_eq!(total, 2, "an uncommitted insert is invisible");
-    let bals: Vec<i32> = b
-        .query("SELECT bal FROM acct ORDER BY id", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let bals = balances(&b).await;
     assert_eq!(bals, vec![100, 100]);
     assert!(b
         .query("SELECT 1 FROM acct WHERE email = 'c@x'", &[])
@@ -193,13 +187,7 @@ async fn other_sessions_see_a_block_only_once_it_commits() {
         .unwrap()
         .is_empty());
     a.batch_execute("COMMIT").await.unwrap();
-    let bals: Vec<i32> = b
-        .query("SELECT bal FROM acct ORDER BY id", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let bals = balances(&b).await;
     assert_eq!(bals, vec![70, 130, 0]);
 }
 
@@ -276,13 +264,7 @@ async fn crossed_waits_end_in_a_deadlock_error() {
     b.batch_execute("ROLLBACK").await.unwrap();
     assert_eq!(ra, Ok(()));
     a.batch_execute("COMMIT").await.unwrap();
-    let bals: Vec<i32> = a
-        .query("SELECT bal FROM acct ORDER BY id", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let bals = balances(&a).await;
     assert_eq!(bals, vec![1, 1]);
 }
 

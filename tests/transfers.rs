@@ -17,9 +17,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use keyclaim::config::Config;
-use keyclaim::engine::{Engine, EngineConfig};
-use keyclaim::server::{RunningServer, Server};
+use keyclaim::engine::EngineConfig;
+use keyclaim::server::RunningServer;
 use keyclaim::store::faults::{FaultConfig, FaultyStore};
 use keyclaim::store::Store;
 use rand::rngs::StdRng;
@@ -40,9 +39,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 }
 
 async fn proxy(store: Arc<dyn Store>) -> RunningServer {
-    let mut config = Config::default();
-    config.server.listen = "127.0.0.1:0".into();
-    let engine = Engine::new(
+    common::proxy(
         store,
         EngineConfig {
             lease: Duration::from_millis(500),
@@ -50,11 +47,8 @@ async fn proxy(store: Arc<dyn Store>) -> RunningServer {
             max_retries: 2,
             ..EngineConfig::default()
         },
-    );
-    Server::bind(&config, engine)
-        .await
-        .expect("proxy binds")
-        .spawn()
+    )
+    .await
 }
 
 #[derive(Default, Debug)]
@@ -214,13 +208,7 @@ async fn transfers_are_atomic_and_never_read_dirty() {
     // Read the end state through a proxy on the bare store (no faults).
     let clean = proxy(base.clone()).await;
     let reader = common::connect_to(clean.addr()).await;
-    let balances: Vec<i64> = reader
-        .query("SELECT bal FROM acct ORDER BY id", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| r.get(0))
-        .collect();
+    let balances: Vec<i64> = common::column(&reader, "SELECT bal FROM acct ORDER BY id").await;
     eprintln!(
         "transfers: {:?}; faults injected: {}; end balances {balances:?}",
         total.answers,

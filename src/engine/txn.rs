@@ -119,14 +119,7 @@ impl Engine {
             inner.peers.close(&open.id);
             return Ok(());
         }
-        let decided = decide(
-            inner.store.as_ref(),
-            &inner.claims,
-            &inner.stats,
-            open.id,
-            TxnStatus::Committed,
-        )
-        .await;
+        let decided = self.decide(&open, TxnStatus::Committed).await;
         inner.peers.close(&open.id);
         match decided {
             Ok(TxnStatus::Committed) => {
@@ -168,16 +161,7 @@ impl Engine {
     }
 
     async fn abort_decided(&self, open: OpenTxn) {
-        let inner = &self.inner;
-        let decided = decide(
-            inner.store.as_ref(),
-            &inner.claims,
-            &inner.stats,
-            open.id,
-            TxnStatus::Aborted,
-        )
-        .await;
-        match decided {
+        match self.decide(&open, TxnStatus::Aborted).await {
             Ok(status) => self.finish_later(open, status == TxnStatus::Committed),
             // Left undecided: this proxy no longer lists it as open, so the
             // next writer that meets it aborts it.
@@ -185,6 +169,19 @@ impl Engine {
                 warn!(txn = %open.id, cause = %e, "could not record a rollback; it will be resolved by whoever meets the transaction")
             }
         }
+    }
+
+    /// One LWT on the transaction's record; the decision that stands.
+    async fn decide(&self, open: &OpenTxn, status: TxnStatus) -> Result<TxnStatus, StoreError> {
+        let inner = &self.inner;
+        decide(
+            inner.store.as_ref(),
+            &inner.claims,
+            &inner.stats,
+            open.id,
+            status,
+        )
+        .await
     }
 
     /// Fold or drop the intents of a decided transaction, in the background.

@@ -219,6 +219,33 @@ pub async fn connect_with(config: tokio_postgres::Config) -> Result<Client, toki
     Ok(client)
 }
 
+/// The first column of every row `sql` returns.
+#[allow(dead_code)]
+pub async fn column<T>(client: &Client, sql: &str) -> Vec<T>
+where
+    T: for<'a> tokio_postgres::types::FromSql<'a>,
+{
+    client
+        .query(sql, &[])
+        .await
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .iter()
+        .map(|r| r.get(0))
+        .collect()
+}
+
+/// A proxy of its own (listening on 127.0.0.1:0) over `store` with the
+/// engine settings `engine`, as tests with several proxies run them.
+#[allow(dead_code)]
+pub async fn proxy(store: Arc<dyn Store>, engine: keyclaim::engine::EngineConfig) -> RunningServer {
+    let mut config = Config::default();
+    config.server.listen = "127.0.0.1:0".into();
+    Server::bind(&config, Engine::new(store, engine))
+        .await
+        .expect("proxy binds")
+        .spawn()
+}
+
 /// A connected client as [`USER`] of the proxy at `addr` (one a test runs
 /// itself); panics if it cannot connect.
 pub async fn connect_to(addr: SocketAddr) -> Client {
