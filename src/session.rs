@@ -216,6 +216,22 @@ impl Session {
         self.txn.admit(admission, lock_timeout, born_ms)
     }
 
+    /// What a statement's expressions may read of the session (settings,
+    /// user, database), without what only the session itself needs (RESET
+    /// values, savepoints, the open transaction).
+    pub fn for_statement(&self) -> Session {
+        Session {
+            user: self.user.clone(),
+            database: self.database.clone(),
+            txn: self.txn,
+            open: None,
+            settings: self.settings.clone(),
+            local: self.local.clone(),
+            reset: BTreeMap::new(),
+            undo: Vec::new(),
+        }
+    }
+
     /// Where the open transaction's log stands: what a savepoint marks.
     pub fn log_mark(&self) -> usize {
         self.open.as_ref().map_or(0, |o| o.len())

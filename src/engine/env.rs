@@ -5,8 +5,8 @@ use chrono::{DateTime, Utc};
 use crate::session::Session;
 use crate::sql::expr::Env;
 
-/// A snapshot of the session for one statement; owned, so row streams can
-/// outlive the borrow of the connection's session.
+/// A snapshot of the session's settings for one statement; owned, so row
+/// streams can outlive the borrow of the connection's session.
 pub struct SessionEnv {
     pub session: Session,
     pub now: DateTime<Utc>,
@@ -15,7 +15,7 @@ pub struct SessionEnv {
 impl SessionEnv {
     pub fn new(session: &Session) -> SessionEnv {
         SessionEnv {
-            session: session.clone(),
+            session: session.for_statement(),
             now: Utc::now(),
         }
     }
