@@ -1,6 +1,6 @@
 //! Transfers between accounts in transactions, through three proxies over
 //! one faulty store: ROLLBACKs, ROLLBACK TO a savepoint, deadlocks between
-//! transfers taken in opposite orders, and store faults (unknown outcomes,
+//! transfers taken in opposite orders, cancel requests, and store faults (unknown outcomes,
 //! unavailability) on every LWT, transaction records included. Checked:
 //! - atomicity: the total never changes at the end, whatever failed;
 //! - no dirty reads: no reader ever sees a balance written only by a
@@ -184,6 +184,17 @@ async fn transfers_are_atomic_and_never_read_dirty() {
                         check_read(&[row.get(0)], &mut tally);
                     }
                     continue;
+                }
+                // One transfer in eight gets a cancel request somewhere in
+                // it (or in the next one): whatever statement it stops, the
+                // transfer stays whole or absent.
+                if rng.gen_range(0..8) == 0 {
+                    let cancel = client.cancel_token();
+                    let after = Duration::from_micros(rng.gen_range(0..5000));
+                    tokio::spawn(async move {
+                        tokio::time::sleep(after).await;
+                        let _ = cancel.cancel_query(tokio_postgres::NoTls).await;
+                    });
                 }
                 let answer = match transfer(&client, &mut rng).await {
                     Ok(a) => a.to_owned(),
