@@ -148,6 +148,15 @@ impl Session {
         self.duration_setting("statement_timeout")
     }
 
+    /// idle_in_transaction_session_timeout, while the session is inside a
+    /// block (None = 0 = off, or no block).
+    pub fn idle_in_transaction_timeout(&self) -> Option<Duration> {
+        if !self.in_block() {
+            return None;
+        }
+        self.duration_setting("idle_in_transaction_session_timeout")
+    }
+
     /// lock_timeout as set in this session (None = 0 = off).
     pub fn lock_timeout(&self) -> Option<Duration> {
         self.duration_setting("lock_timeout")

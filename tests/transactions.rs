@@ -336,3 +336,36 @@ async fn a_read_only_block_refuses_writes() {
         assert_eq!(code(&c, sql).await, "0A000", "{sql}");
     }
 }
+
+#[tokio::test]
+async fn an_idle_transaction_past_its_timeout_ends_the_connection() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    setup(&a).await;
+    let idle = server.connect().await;
+    idle.batch_execute(
+        "SET idle_in_transaction_session_timeout = '200ms';
+         BEGIN; INSERT INTO acct VALUES (3, 'held@x', 0)",
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    // PostgreSQL ends the session with FATAL 25P03; its block rolls back.
+    let e = idle.batch_execute("SELECT 1").await.unwrap_err();
+    if let Some(db) = e.as_db_error() {
+        assert_eq!(db.code().code(), "25P03", "{db:?}");
+    } else {
+        assert!(idle.is_closed(), "{e}");
+    }
+    a.batch_execute("INSERT INTO acct VALUES (4, 'held@x', 0)")
+        .await
+        .unwrap();
+    assert_eq!(ids(&a, "acct").await, vec![1, 2, 4]);
+    // Outside a block the timeout does not apply.
+    let calm = server.connect().await;
+    calm.batch_execute("SET idle_in_transaction_session_timeout = '100ms'")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    calm.batch_execute("SELECT 1").await.unwrap();
+}

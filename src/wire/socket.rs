@@ -17,6 +17,7 @@ use pgwire::tokio::TlsAcceptor;
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
 
+use super::errors::fatal;
 use super::utf8::Utf8Guard;
 use super::ConnectionHandlers;
 use crate::engine::Prepared;
@@ -52,6 +53,9 @@ pub async fn serve(
     // concretely: process_message needs its statement type).
     let copy_handler = handlers.copy_handler();
     let cancel_handler = handlers.cancel_handler();
+    // Whether the client has had ReadyForQuery and owes the next command:
+    // only then does a session sit idle in a transaction.
+    let mut awaiting_command = false;
     loop {
         let starting = matches!(
             socket.state(),
@@ -64,11 +68,38 @@ pub async fn serve(
                 msg = socket.next() => msg,
             }
         } else {
-            socket.next().await
+            let idle_limit = match awaiting_command {
+                true => connection
+                    .session
+                    .lock()
+                    .await
+                    .idle_in_transaction_timeout(),
+                false => None,
+            };
+            match idle_limit {
+                None => socket.next().await,
+                Some(limit) => match tokio::time::timeout(limit, socket.next()).await {
+                    Ok(msg) => msg,
+                    // As PostgreSQL: FATAL, and the connection ends; the
+                    // block's transaction rolls back with it.
+                    Err(_) => {
+                        let e = fatal(
+                            "25P03",
+                            "terminating connection due to idle-in-transaction timeout",
+                        );
+                        process_error(&mut socket, e, false).await?;
+                        break;
+                    }
+                },
+            }
         };
         let Some(Ok(msg)) = msg else {
             break;
         };
+        awaiting_command = matches!(
+            msg,
+            PgWireFrontendMessage::Query(_) | PgWireFrontendMessage::Sync(_)
+        );
         // Terminate: the client is leaving; close rather than wait for it.
         if matches!(msg, PgWireFrontendMessage::Terminate(_)) {
             break;
