@@ -329,12 +329,26 @@ async fn a_read_only_block_refuses_writes() {
         ("25006", "cannot execute UPDATE in a read-only transaction")
     );
     c.batch_execute("ROLLBACK").await.unwrap();
-    for sql in [
-        "BEGIN ISOLATION LEVEL SERIALIZABLE",
-        "BEGIN ISOLATION LEVEL REPEATABLE READ",
+    for (sql, level) in [
+        ("BEGIN ISOLATION LEVEL SERIALIZABLE", "SERIALIZABLE"),
+        (
+            "START TRANSACTION ISOLATION LEVEL REPEATABLE READ",
+            "REPEATABLE READ",
+        ),
     ] {
-        assert_eq!(code(&c, sql).await, "0A000", "{sql}");
+        let e = c.batch_execute(sql).await.unwrap_err();
+        let db = e.as_db_error().unwrap();
+        assert_eq!(
+            (db.code().code(), db.message()),
+            (
+                "0A000",
+                format!("keyclaim does not support ISOLATION LEVEL {level}").as_str()
+            ),
+            "{sql}"
+        );
     }
+    // Nothing was begun: the session is not in a block.
+    c.batch_execute("SELECT 1").await.unwrap();
 }
 
 #[tokio::test]

@@ -212,30 +212,24 @@ async fn resolve(
     // The owner row as this writer sees it: an undecided transaction still
     // writing it makes the claim in flight, whoever made the claim.
     let view = match &row {
-        Some(r) if r.intent.is_some() => {
-            if let Some(own) = w
-                .own
-                .filter(|own| r.intent.as_ref().is_some_and(|i| i.txn == *own))
-            {
+        Some(r) => match own_intent(w, r) {
+            Some(mine) => {
                 let committed = RowRecord {
                     intent: None,
                     ..r.clone()
                 };
-                let mine = intents::own_view(r, r.intent.as_ref().expect("checked"));
                 if constraint.backed_by(&k.key, &committed) && !constraint.backed_by(&k.key, &mine)
                 {
-                    let _ = own;
                     return Err(WriteError::Sql(reused_key()));
                 }
                 Some(mine)
-            } else {
-                match intents::settle(w, r.clone()).await? {
-                    Settled::Ready(view) => Some(view),
-                    Settled::Busy(_) => return Ok(Resolution::InFlight),
-                }
             }
-        }
-        other => other.clone(),
+            None => match intents::settle(w, r.clone()).await? {
+                Settled::Ready(view) => Some(view),
+                Settled::Busy(_) => return Ok(Resolution::InFlight),
+            },
+        },
+        None => None,
     };
     let backed = view
         .as_ref()
@@ -292,6 +286,12 @@ async fn transaction_claim(
         .delete_claim(&constraint.id, &k.key, existing.txn)
         .await;
     Ok(Resolution::Cleared)
+}
+
+/// The row as this writer's own transaction has written it, if it has.
+fn own_intent(w: &RowWrite<'_>, row: &RowRecord) -> Option<RowRecord> {
+    let intent = row.intent.as_ref()?;
+    (Some(intent.txn) == w.own).then(|| intents::own_view(row, intent))
 }
 
 /// A transaction that freed a unique value (deleted or changed the row

@@ -353,6 +353,15 @@ fn transaction_mode(mode: &TransactionMode) -> SqlResult<(&'static str, String)>
                     return Err(SqlError::syntax("syntax error at or near \"SNAPSHOT\""))
                 }
             };
+            if matches!(name, "repeatable read" | "serializable") {
+                return Err(SqlError::unsupported(
+                    format!(
+                        "keyclaim does not support ISOLATION LEVEL {}",
+                        name.to_uppercase()
+                    ),
+                    "keyclaim runs every transaction at READ COMMITTED (PostgreSQL's default) and never downgrades a level silently; ask for READ COMMITTED",
+                ));
+            }
             let guc = settings::lookup("transaction_isolation").expect("known setting");
             Ok(("transaction_isolation", guc.canonical(&[name.to_owned()])?))
         }
