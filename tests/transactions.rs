@@ -383,3 +383,42 @@ async fn an_idle_transaction_past_its_timeout_ends_the_connection() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     calm.batch_execute("SELECT 1").await.unwrap();
 }
+
+#[tokio::test]
+async fn a_unique_index_build_waits_for_open_transactions() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    a.batch_execute(
+        "CREATE TABLE tags (id integer PRIMARY KEY, v text);
+         INSERT INTO tags VALUES (1, 'same');",
+    )
+    .await
+    .unwrap();
+    for (end, expected) in [("COMMIT", Err("23505".to_owned())), ("ROLLBACK", Ok(()))] {
+        a.batch_execute("BEGIN; INSERT INTO tags VALUES (2, 'same')")
+            .await
+            .unwrap();
+        let b = server.connect().await;
+        let build = spawned(b, "CREATE UNIQUE INDEX tags_v ON tags (v)");
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        assert!(
+            !build.is_finished(),
+            "the build waits for the open transaction"
+        );
+        a.batch_execute(end).await.unwrap();
+        let (b, result) = build.await.unwrap();
+        assert_eq!(result, expected, "after {end}");
+        if result.is_err() {
+            // The build left nothing behind: the duplicate stays possible
+            // to remove, and the index can be built once it is.
+            b.batch_execute("DELETE FROM tags WHERE id = 2")
+                .await
+                .unwrap();
+        }
+    }
+    // With the index in place, the value is unique.
+    assert_eq!(
+        code(&a, "INSERT INTO tags VALUES (3, 'same')").await,
+        "23505"
+    );
+}

@@ -161,6 +161,18 @@ where
     }
 }
 
+/// Row `pk` as it stands once no undecided transaction is writing it
+/// (waiting for one that is, within `w.deadline`); None when absent or dead.
+/// Index builds read rows this way, so that a transaction's row gets the
+/// new index's claim whatever it commits.
+pub async fn settled_row(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    row: crate::store::RowRecord,
+) -> Result<Option<crate::store::RowRecord>, WriteError> {
+    Ok(row::settled(w, pk, row).await?.filter(|r| r.live))
+}
+
 /// Claim keys for an existing row (index builds): the same claim step writes use.
 pub async fn claim_keys(
     w: &RowWrite<'_>,

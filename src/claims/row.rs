@@ -411,7 +411,7 @@ async fn observe(
 /// waits for one that is (or aborts it once its proxy is gone), reading
 /// the row again after each wait. The version stays the partition's, so a
 /// CAS from it overwrites a decided intent, folded or dropped.
-async fn settled(
+pub(crate) async fn settled(
     w: &RowWrite<'_>,
     pk: &[u8],
     mut row: RowRecord,

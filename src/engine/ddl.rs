@@ -285,15 +285,33 @@ async fn backfill(
             .scan_rows(table, cursor.as_deref(), page)
             .await
             .map_err(store_error)?;
-        let claims: Vec<_> = batch
-            .rows
-            .iter()
-            .filter(|(_, r)| r.live)
-            .filter_map(|(pk, r)| {
-                u.key_of(&r.values)
-                    .map(|key| (pk.clone(), r.values.clone(), key))
-            })
-            .collect();
+        // A row an open transaction is writing is waited for, as
+        // PostgreSQL's CREATE INDEX waits for writers, and claimed as that
+        // transaction leaves it: its commit cannot bring in a key without
+        // the new index's claim.
+        let mut claims = Vec::new();
+        for (pk, row) in batch.rows.iter() {
+            let row = match row.intent {
+                None => row.live.then(|| row.clone()),
+                Some(_) => {
+                    let w = RowWrite {
+                        deadline: Instant::now() + cfg.lock_timeout,
+                        ..w
+                    };
+                    claims::settled_row(&w, pk, row.clone())
+                        .await
+                        .map_err(|e| match e {
+                            WriteError::Sql(e) => e,
+                            other => SqlError::internal(format!("{other:?}")),
+                        })?
+                }
+            };
+            if let Some(r) = row {
+                if let Some(key) = u.key_of(&r.values) {
+                    claims.push((pk.clone(), r.values, key));
+                }
+            }
+        }
         futures::stream::iter(claims.into_iter().map(Ok::<_, SqlError>))
             .try_for_each_concurrent(16, |(pk, values, key)| {
                 let w = &w;
