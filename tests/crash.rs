@@ -100,6 +100,43 @@ fn storm(
     });
 }
 
+/// A healthy proxy and one whose every store operation, its heartbeat
+/// included, freezes for twice the lease first (as under SIGSTOP), over one
+/// store with the test's table; the healthy engine, both servers (kept
+/// alive by the caller) and a client of each.
+async fn healthy_and_frozen(
+    store: &Arc<MemoryStore>,
+) -> (
+    Engine,
+    [RunningServer; 2],
+    tokio_postgres::Client,
+    tokio_postgres::Client,
+) {
+    let frozen: Arc<dyn Store> = Arc::new(FaultyStore::new(
+        store.clone(),
+        FaultConfig {
+            stall: 1000,
+            stall_for: LEASE * 2,
+            ..FaultConfig::none(1)
+        },
+    ));
+    let healthy_engine = engine(store.clone());
+    let healthy = Server::bind(&config(), healthy_engine.clone())
+        .await
+        .unwrap()
+        .spawn();
+    let stalled = Server::bind(&config(), engine(frozen))
+        .await
+        .unwrap()
+        .spawn();
+    let h = common::connect_to(healthy.addr()).await;
+    h.batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
+        .await
+        .unwrap();
+    let s = common::connect_to(stalled.addr()).await;
+    (healthy_engine, [healthy, stalled], h, s)
+}
+
 fn config() -> Config {
     let mut c = Config::default();
     c.server.listen = "127.0.0.1:0".into();
@@ -220,28 +257,7 @@ fn a_proxy_killed_mid_storm_blocks_no_key_and_loses_nothing() {
 async fn a_writer_stalled_past_the_lease_is_fenced_and_never_duplicates() {
     let store = Arc::new(MemoryStore::new());
     // Every operation of the stalled proxy freezes for twice the lease first.
-    let frozen: Arc<dyn Store> = Arc::new(FaultyStore::new(
-        store.clone(),
-        FaultConfig {
-            stall: 1000,
-            stall_for: LEASE * 2,
-            ..FaultConfig::none(1)
-        },
-    ));
-    let healthy_engine = engine(store.clone());
-    let healthy = Server::bind(&config(), healthy_engine.clone())
-        .await
-        .unwrap()
-        .spawn();
-    let stalled = Server::bind(&config(), engine(frozen))
-        .await
-        .unwrap()
-        .spawn();
-    let h = common::connect_to(healthy.addr()).await;
-    h.batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
-        .await
-        .unwrap();
-    let s = common::connect_to(stalled.addr()).await;
+    let (healthy_engine, _servers, h, s) = healthy_and_frozen(&store).await;
     let slow = tokio::spawn(async move {
         s.execute("INSERT INTO accounts VALUES (1, 'x@example.com')", &[])
             .await
@@ -344,27 +360,7 @@ fn a_proxy_killed_with_transactions_open_leaves_none_of_them_half_done() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_transaction_stalled_past_the_lease_is_aborted_and_cannot_commit() {
     let store = Arc::new(MemoryStore::new());
-    let frozen: Arc<dyn Store> = Arc::new(FaultyStore::new(
-        store.clone(),
-        FaultConfig {
-            stall: 1000,
-            stall_for: LEASE * 2,
-            ..FaultConfig::none(1)
-        },
-    ));
-    let healthy = Server::bind(&config(), engine(store.clone()))
-        .await
-        .unwrap()
-        .spawn();
-    let stalled = Server::bind(&config(), engine(frozen))
-        .await
-        .unwrap()
-        .spawn();
-    let h = common::connect_to(healthy.addr()).await;
-    h.batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
-        .await
-        .unwrap();
-    let s = common::connect_to(stalled.addr()).await;
+    let (_, _servers, h, s) = healthy_and_frozen(&store).await;
     let slow = tokio::spawn(async move {
         s.batch_execute("BEGIN; INSERT INTO accounts VALUES (1, 'x@example.com'); COMMIT")
             .await
