@@ -3,10 +3,11 @@
 //! protocol's events (conflicts, waits, fences, retries, restarts, unknown
 //! outcomes; see `claims::Event`).
 
-use std::cell::Cell;
 use std::future::Future;
 use std::net::SocketAddr;
-use std::time::Duration;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 
@@ -17,35 +18,42 @@ pub struct Ops {
     pub reads: u64,
 }
 
+/// The store operations of one statement so far, counted as they happen,
+/// including while its rows stream to the client after `execute` returned.
+#[derive(Debug, Default)]
+pub struct Counter {
+    lwts: AtomicU64,
+    reads: AtomicU64,
+}
+
+impl Counter {
+    pub fn ops(&self) -> Ops {
+        Ops {
+            lwts: self.lwts.load(Ordering::Relaxed),
+            reads: self.reads.load(Ordering::Relaxed),
+        }
+    }
+}
+
 tokio::task_local! {
-    static OPS: Cell<Ops>;
+    static OPS: Arc<Counter>;
 }
 
 /// Run `f`, counting the store operations it makes (in this task).
-pub async fn counting<F: Future>(f: F) -> (F::Output, Ops) {
-    OPS.scope(Cell::new(Ops::default()), async {
-        let out = f.await;
-        (out, OPS.with(Cell::get))
-    })
-    .await
+pub async fn counting<F: Future>(f: F) -> (F::Output, Arc<Counter>) {
+    let counter = Arc::new(Counter::default());
+    let out = OPS.scope(counter.clone(), f).await;
+    (out, counter)
 }
 
 /// Called by the counting store for every LWT.
 pub fn note_lwt() {
-    let _ = OPS.try_with(|c| {
-        let mut o = c.get();
-        o.lwts += 1;
-        c.set(o);
-    });
+    let _ = OPS.try_with(|c| c.lwts.fetch_add(1, Ordering::Relaxed));
 }
 
 /// Called by the counting store for every read (including scan pages).
 pub fn note_read() {
-    let _ = OPS.try_with(|c| {
-        let mut o = c.get();
-        o.reads += 1;
-        c.set(o);
-    });
+    let _ = OPS.try_with(|c| c.reads.fetch_add(1, Ordering::Relaxed));
 }
 
 /// Record one statement: its kind ("select", "insert", ...), outcome ("ok"
@@ -57,6 +65,78 @@ pub fn statement(kind: &'static str, outcome: &str, elapsed: Duration, ops: Ops)
     metrics::histogram!("keyclaim_statement_seconds", "kind" => kind).record(elapsed.as_secs_f64());
     metrics::histogram!("keyclaim_statement_lwts", "kind" => kind).record(ops.lwts as f64);
     metrics::histogram!("keyclaim_statement_reads", "kind" => kind).record(ops.reads as f64);
+}
+
+/// A statement's rows, still counting its store operations while the
+/// client takes them (a scan reads page by page as it streams); the
+/// statement is recorded when the stream ends, fails or is dropped.
+pub struct CountedRows<S> {
+    inner: S,
+    counter: Arc<Counter>,
+    kind: &'static str,
+    started: Instant,
+    /// The SQLSTATE of an error the stream yielded, if any.
+    failed: Option<&'static str>,
+    recorded: bool,
+}
+
+impl<S> CountedRows<S> {
+    pub fn new(inner: S, counter: Arc<Counter>, kind: &'static str, started: Instant) -> Self {
+        CountedRows {
+            inner,
+            counter,
+            kind,
+            started,
+            failed: None,
+            recorded: false,
+        }
+    }
+
+    fn record(&mut self) {
+        if !self.recorded {
+            self.recorded = true;
+            let outcome = self.failed.unwrap_or("ok");
+            statement(
+                self.kind,
+                outcome,
+                self.started.elapsed(),
+                self.counter.ops(),
+            );
+        }
+    }
+}
+
+impl<S, T> futures::Stream for CountedRows<S>
+where
+    S: futures::Stream<Item = crate::error::SqlResult<T>> + Unpin,
+{
+    type Item = crate::error::SqlResult<T>;
+
+    fn poll_next(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Self::Item>> {
+        let this = &mut *self;
+        let counter = this.counter.clone();
+        let polled = OPS.sync_scope(counter, || {
+            std::pin::Pin::new(&mut this.inner).poll_next(cx)
+        });
+        match &polled {
+            std::task::Poll::Ready(Some(Err(e))) => {
+                this.failed = Some(e.code);
+                this.record();
+            }
+            std::task::Poll::Ready(None) => this.record(),
+            _ => {}
+        }
+        polled
+    }
+}
+
+impl<S> Drop for CountedRows<S> {
+    fn drop(&mut self) {
+        self.record();
+    }
 }
 
 /// Serve `/metrics` on `addr` (a background task of the current runtime).
@@ -98,10 +178,10 @@ mod tests {
             note_read();
         })
         .await;
-        assert_eq!(ops, Ops { lwts: 2, reads: 1 });
+        assert_eq!(ops.ops(), Ops { lwts: 2, reads: 1 });
         // Outside a counting scope nothing is recorded and nothing breaks.
         note_lwt();
         let ((), ops) = counting(async {}).await;
-        assert_eq!(ops, Ops::default());
+        assert_eq!(ops.ops(), Ops::default());
     }
 }

@@ -33,8 +33,18 @@ async fn statements_lwts_and_conflicts_are_exported() {
         .batch_execute("INSERT INTO m VALUES (2, 'a')")
         .await
         .is_err());
+    // A scan reads its pages while its rows stream to the client, after the
+    // statement's execution returned: those reads count too.
+    let rows = c
+        .query("SELECT * FROM m WHERE e <> 'zzz'", &[])
+        .await
+        .unwrap();
+    assert_eq!(rows.len(), 1);
     let text = scrape(addr).await;
     for line in [
+        r#"keyclaim_statements_total{kind="select",outcome="ok"} 1"#,
+        r#"keyclaim_statement_reads_sum{kind="select"} 1"#,
+        r#"keyclaim_statement_reads_count{kind="select"} 1"#,
         r#"keyclaim_statements_total{kind="insert",outcome="ok"} 1"#,
         r#"keyclaim_statements_total{kind="insert",outcome="23505"} 1"#,
         r#"keyclaim_claim_events_total{event="conflict"} 1"#,

@@ -330,8 +330,9 @@ impl Engine {
         stop: Option<&Stop>,
     ) -> SqlResult<Executed> {
         let started = Instant::now();
-        let (result, ops) =
+        let (result, counter) =
             crate::metrics::counting(self.execute_stages(session, prepared, params, stop)).await;
+        let kind = prepared.plan.kind();
         let outcome = match &result {
             Ok(_) => "ok",
             Err(e) => {
@@ -346,8 +347,28 @@ impl Engine {
                 e.code
             }
         };
-        crate::metrics::statement(prepared.plan.kind(), outcome, started.elapsed(), ops);
-        result
+        match result {
+            // Rows still to stream: recorded once they are all sent, with
+            // the reads the stream makes (a scan pages as it goes).
+            Ok(Executed {
+                outcome: Outcome::Rows { columns, rows, tag },
+                notices,
+            }) => {
+                let rows = crate::metrics::CountedRows::new(rows, counter, kind, started);
+                Ok(Executed {
+                    outcome: Outcome::Rows {
+                        columns,
+                        rows: Box::pin(rows),
+                        tag,
+                    },
+                    notices,
+                })
+            }
+            other => {
+                crate::metrics::statement(kind, outcome, started.elapsed(), counter.ops());
+                other
+            }
+        }
     }
 
     /// One statement, top to bottom: admit it into the transaction, run a
