@@ -422,3 +422,85 @@ async fn a_unique_index_build_waits_for_open_transactions() {
         "23505"
     );
 }
+
+/// Delays one kind of store read, as a slow replica would.
+struct SlowRead {
+    op: &'static str,
+    delay: Duration,
+}
+
+impl keyclaim::store::layer::Layer for SlowRead {
+    fn lwt<'a, T: Send + 'a>(
+        &'a self,
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        write: futures::future::BoxFuture<
+            'a,
+            keyclaim::store::StoreResult<keyclaim::store::Cas<T>>,
+        >,
+    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<keyclaim::store::Cas<T>>> {
+        write
+    }
+
+    fn read<'a, T: Send + 'a>(
+        &'a self,
+        op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        read: futures::future::BoxFuture<'a, keyclaim::store::StoreResult<T>>,
+    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<T>> {
+        use futures::FutureExt;
+        let delay = if op == self.op {
+            self.delay
+        } else {
+            Duration::ZERO
+        };
+        async move {
+            tokio::time::sleep(delay).await;
+            read.await
+        }
+        .boxed()
+    }
+}
+
+/// A reader reads a row carrying a transaction's intent, and only then its
+/// record. Meanwhile the transaction took that write back (ROLLBACK TO),
+/// wrote another, and committed. The reader must not show the write that
+/// was taken back as committed: it reads the row again once it learns the
+/// transaction committed. (Found by tests/transfers.rs, seed 7, 60 s.)
+#[tokio::test]
+async fn a_reader_never_shows_an_intent_taken_back_before_commit() {
+    use std::sync::Arc;
+    let server = common::start().await;
+    let a = server.connect().await;
+    setup(&a).await;
+    let slow: Arc<dyn keyclaim::store::Store> = Arc::new(keyclaim::store::layer::Layered::wrap(
+        server.store.clone(),
+        SlowRead {
+            op: "read_txn_record",
+            delay: Duration::from_millis(400),
+        },
+    ));
+    let reader_proxy = common::proxy(slow, keyclaim::engine::EngineConfig::default()).await;
+    let reader = common::connect_to(reader_proxy.addr()).await;
+    a.batch_execute(
+        "BEGIN; UPDATE acct SET bal = bal + 1 WHERE id = 2;
+         SAVEPOINT s; UPDATE acct SET bal = 1000000 WHERE id = 1",
+    )
+    .await
+    .unwrap();
+    let read = tokio::spawn(async move {
+        let row = reader
+            .query_one("SELECT bal FROM acct WHERE id = 1", &[])
+            .await
+            .unwrap();
+        row.get::<_, i32>(0)
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    a.batch_execute("ROLLBACK TO s; UPDATE acct SET bal = 7 WHERE id = 1; COMMIT")
+        .await
+        .unwrap();
+    let seen = read.await.unwrap();
+    assert!(seen == 100 || seen == 7, "the reader saw {seen}");
+}

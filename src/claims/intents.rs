@@ -204,21 +204,42 @@ pub enum Settled {
 
 /// Settle a row for a writer: look up the record of an intent it carries;
 /// abort the transaction if its proxy is gone.
-pub async fn settle(w: &RowWrite<'_>, row: RowRecord) -> Result<Settled, WriteError> {
-    let Some(intent) = &row.intent else {
-        return Ok(Settled::Ready(row));
-    };
-    if Some(intent.txn) == w.own {
-        return Ok(Settled::Ready(own_view(&row, intent)));
-    }
-    let txn = intent.txn;
-    match decision(w, txn).await? {
-        Decision::Committed => Ok(Settled::Ready(folded(&row, true))),
-        Decision::Aborted => Ok(Settled::Ready(folded(&row, false))),
-        Decision::Undecided => match abort_if_gone(w, txn).await? {
-            Some(status) => Ok(Settled::Ready(folded(&row, status == TxnStatus::Committed))),
-            None => Ok(Settled::Busy(txn)),
-        },
+///
+/// A committed decision is read after the row, and the transaction may have
+/// replaced that intent (ROLLBACK TO, a later statement) before it
+/// committed: the row is read again, and only an intent still in place
+/// when the record already said committed is taken as the committed state.
+pub async fn settle(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    mut row: RowRecord,
+) -> Result<Settled, WriteError> {
+    loop {
+        let Some(intent) = &row.intent else {
+            return Ok(Settled::Ready(row));
+        };
+        if Some(intent.txn) == w.own {
+            return Ok(Settled::Ready(own_view(&row, intent)));
+        }
+        let txn = intent.txn;
+        let committed = match decision(w, txn).await? {
+            Decision::Committed => true,
+            Decision::Aborted => false,
+            Decision::Undecided => match abort_if_gone(w, txn).await? {
+                Some(status) => status == TxnStatus::Committed,
+                None => return Ok(Settled::Busy(txn)),
+            },
+        };
+        if !committed {
+            return Ok(Settled::Ready(folded(&row, false)));
+        }
+        match super::row::read(w, pk).await? {
+            Some(now) if now.version == row.version => {
+                return Ok(Settled::Ready(folded(&row, true)))
+            }
+            Some(now) => row = now,
+            None => return Ok(Settled::Ready(RowRecord::dead(row.version))),
+        }
     }
 }
 
@@ -310,33 +331,52 @@ impl ReadView {
     /// The row as this statement sees it; None when absent or dead to it.
     /// The raw intent stays on the row, so a writer handed it settles it
     /// itself (and a CAS from it still expects the partition's version).
-    pub async fn visible(
+    /// A committed intent counts only if it is still in place once the
+    /// record is known (see [`settle`]): `reread` reads the row again.
+    pub async fn visible<F, Fut>(
         &self,
         store: &dyn Store,
-        row: RowRecord,
-    ) -> Result<Option<RowRecord>, crate::store::StoreError> {
-        let Some(intent) = row.intent.clone() else {
-            return Ok(row.live.then_some(row));
-        };
-        let view = if Some(intent.txn) == self.own {
-            own_view(&row, &intent)
-        } else {
-            let txn = intent.txn;
-            let known = self.known.lock().get(&txn).copied();
-            let committed = match known {
-                Some(c) => c,
-                None => {
-                    let rec = store.read_txn_record(txn).await?;
-                    let c = Decision::from(rec) == Decision::Committed;
-                    *self.known.lock().entry(txn).or_insert(c)
-                }
+        mut row: RowRecord,
+        reread: F,
+    ) -> Result<Option<RowRecord>, crate::store::StoreError>
+    where
+        F: Fn() -> Fut,
+        Fut: std::future::Future<Output = Result<Option<RowRecord>, crate::store::StoreError>>,
+    {
+        loop {
+            let Some(intent) = row.intent.clone() else {
+                return Ok(row.live.then_some(row));
             };
-            folded(&row, committed)
-        };
-        Ok(view.live.then_some(RowRecord {
-            intent: Some(intent),
-            ..view
-        }))
+            let view = if Some(intent.txn) == self.own {
+                own_view(&row, &intent)
+            } else {
+                let txn = intent.txn;
+                let known = self.known.lock().get(&txn).copied();
+                let committed = match known {
+                    Some(c) => c,
+                    None => {
+                        let rec = store.read_txn_record(txn).await?;
+                        let c = Decision::from(rec) == Decision::Committed;
+                        *self.known.lock().entry(txn).or_insert(c)
+                    }
+                };
+                if committed {
+                    match reread().await? {
+                        Some(now) if now.version == row.version => {}
+                        Some(now) => {
+                            row = now;
+                            continue;
+                        }
+                        None => return Ok(None),
+                    }
+                }
+                folded(&row, committed)
+            };
+            return Ok(view.live.then_some(RowRecord {
+                intent: Some(intent),
+                ..view
+            }));
+        }
     }
 }
 

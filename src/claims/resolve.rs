@@ -224,7 +224,7 @@ async fn resolve(
                 }
                 Some(mine)
             }
-            None => match intents::settle(w, r.clone()).await? {
+            None => match intents::settle(w, &existing.owner, r.clone()).await? {
                 Settled::Ready(view) => Some(view),
                 Settled::Busy(_) => return Ok(Resolution::InFlight),
             },

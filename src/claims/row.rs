@@ -418,7 +418,7 @@ pub(crate) async fn settled(
 ) -> Result<Option<RowRecord>, WriteError> {
     let mut wait = Wait::default();
     loop {
-        match settle(w, row).await? {
+        match settle(w, pk, row).await? {
             Settled::Ready(view) => return Ok(Some(view)),
             Settled::Busy(holder) => {
                 w.stats.bump(Event::Wait);

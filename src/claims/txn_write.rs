@@ -72,7 +72,7 @@ pub async fn write_intent(
         };
         let (view, prior) = match &raw {
             None => (None, None),
-            Some(r) => match settle(w, r.clone()).await? {
+            Some(r) => match settle(w, pk, r.clone()).await? {
                 Settled::Busy(holder) => {
                     w.stats.bump(Event::Wait);
                     wait.once(w, &holder).await?;

@@ -103,7 +103,10 @@ async fn visible(
     pk: &[u8],
 ) -> SqlResult<Option<RowRecord>> {
     match store.read_row(t, pk).await.map_err(store_error)? {
-        Some(row) => view.visible(store, row).await.map_err(store_error),
+        Some(row) => view
+            .visible(store, row, || store.read_row(t, pk))
+            .await
+            .map_err(store_error),
         None => Ok(None),
     }
 }
@@ -242,11 +245,9 @@ pub fn rows(
                 .map_err(store_error)?;
             let mut hits = Vec::new();
             for (pk, row) in page.rows {
-                let Some(row) = view
-                    .visible(store.as_ref(), row)
-                    .await
-                    .map_err(store_error)?
-                else {
+                let reread = || store.read_row(&src.table, &pk);
+                let visible = view.visible(store.as_ref(), row, reread).await;
+                let Some(row) = visible.map_err(store_error)? else {
                     continue;
                 };
                 if matches(&src, &row, &params, &env)? {
