@@ -1,11 +1,9 @@
 //! Per-connection session state and the statements that only touch it:
 //! SET / SHOW / RESET, BEGIN / COMMIT / ROLLBACK / SAVEPOINT, DISCARD.
 //!
-//! Until transactions land, statements inside BEGIN apply at statement time;
-//! a ROLLBACK that cannot undo applied writes says so in a WARNING notice.
-//! Settings, though, are transactional as in PostgreSQL: a ROLLBACK (or
-//! ROLLBACK TO a savepoint) restores them, and SET LOCAL lasts until the
-//! block ends.
+//! Settings are transactional as in PostgreSQL: a ROLLBACK (or ROLLBACK TO
+//! a savepoint) restores them, and SET LOCAL lasts until the block ends;
+//! the engine undoes the block's writes and DDL (`engine::txn`).
 
 pub mod settings;
 pub mod utility;
@@ -14,10 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use crate::error::SqlResult;
-use crate::txn::{Admission, Block, StmtTxn};
+use crate::txn::{Admission, Block, LogMark, StmtTxn};
 use settings::Kind;
 
-pub use utility::{Utility, ROLLBACK_KEEPS_WRITES};
+pub use utility::Utility;
 
 #[derive(Debug, Clone, Default)]
 pub struct Session {
@@ -48,8 +46,8 @@ struct Undo {
     savepoint: Option<String>,
     settings: BTreeMap<String, String>,
     local: BTreeMap<String, String>,
-    /// The transaction log's length when it was set (`Session::log_mark`).
-    log_mark: usize,
+    /// Where the transaction's log stood when it was set.
+    log_mark: LogMark,
 }
 
 impl Session {
@@ -199,11 +197,6 @@ impl Session {
         self.txn.in_block()
     }
 
-    /// Called by the engine after a statement applied a write.
-    pub fn note_write(&mut self) {
-        self.txn.note_write();
-    }
-
     /// Called when a statement failed: inside a block the block fails.
     pub fn note_error(&mut self) {
         self.txn.note_error();
@@ -242,12 +235,12 @@ impl Session {
     }
 
     /// Where the open transaction's log stands: what a savepoint marks.
-    pub fn log_mark(&self) -> usize {
-        self.open.as_ref().map_or(0, |o| o.len())
+    pub fn log_mark(&self) -> LogMark {
+        self.open.as_ref().map(|o| o.mark()).unwrap_or_default()
     }
 
     /// The mark of the block's latest savepoint, if it has one.
-    pub fn latest_savepoint_mark(&self) -> Option<usize> {
+    pub fn latest_savepoint_mark(&self) -> Option<LogMark> {
         self.undo
             .iter()
             .rev()
@@ -256,7 +249,7 @@ impl Session {
     }
 
     /// The mark of savepoint `name` (the latest of that name).
-    pub fn savepoint_mark(&self, name: &str) -> Option<usize> {
+    pub fn savepoint_mark(&self, name: &str) -> Option<LogMark> {
         self.undo
             .iter()
             .rev()

@@ -213,7 +213,7 @@ async fn a_lock_timeout_on_a_later_row_undoes_the_earlier_ones() {
         .unwrap();
     // Row 99's INSERT has claimed 'x' and not committed yet.
     let table = Catalog::new(server.store.clone(), None)
-        .table("t")
+        .table("t", None)
         .await
         .unwrap();
     let other = [Value::Int4(99), Value::Text("x".into()), Value::Int4(0)];

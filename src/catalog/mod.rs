@@ -1,6 +1,7 @@
 //! Table definitions and constraint names, kept in the store so that every
 //! proxy sharing a store sees the same schema; this process caches them.
 
+pub mod entry;
 pub mod naming;
 
 use std::sync::Arc;
@@ -12,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use crate::error::{sqlstate, SqlError, SqlResult};
-use crate::store::{Cas, CatalogRecord, RowRecord, Store, StoreError};
+use crate::store::{CatalogRecord, RowRecord, Store, StoreError, TxnId, TxnStatus};
 use crate::types::{SqlType, Value};
+pub use entry::{DefIntent, Entry};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnDef {
@@ -121,12 +123,39 @@ pub const EPOCH_ENTRY: &str = "\0epoch";
 /// reads it at most once per `refresh` before using its cache, and forgets
 /// the whole cache when it changed (DDL is rare; a cold cache costs one read
 /// per table). With `refresh` None the process is alone and never checks.
+///
+/// An entry may carry a transaction's pending change ([`entry::Entry`]):
+/// its own transaction sees it, everybody else the committed definition
+/// until the transaction's record says committed. An entry whose change
+/// belongs to an undecided transaction serves others from the store each
+/// time (one entry and one record read), so that they learn the decision
+/// even if the transaction's proxy dies before it tidies the entry up.
 pub struct Catalog {
     store: Arc<dyn Store>,
-    cache: DashMap<String, (Uuid, Arc<TableDef>)>,
+    cache: DashMap<String, Cached>,
     refresh: Option<Duration>,
     /// When the epoch was last read, and what it was.
     epoch: Mutex<(Option<Instant>, Option<Uuid>)>,
+}
+
+/// A cached entry, and the decision of another transaction's change on it
+/// once known (final, so the entry then serves everyone).
+#[derive(Clone)]
+struct Cached {
+    entry: Entry,
+    decided: Option<bool>,
+}
+
+impl Cached {
+    /// What this cached entry shows a reader of transaction `own`; None when
+    /// it cannot tell without the store (an undecided change of another).
+    fn serves(&self, own: Option<TxnId>) -> Option<Option<Arc<TableDef>>> {
+        match (self.entry.foreign_intent(own), self.decided) {
+            (None, _) => Some(self.entry.visible(own, false)),
+            (Some(_), Some(committed)) => Some(self.entry.visible(own, committed)),
+            (Some(_), None) => None,
+        }
+    }
 }
 
 impl Catalog {
@@ -205,130 +234,147 @@ impl Catalog {
         Ok(())
     }
 
-    /// The table's definition, from cache or store; 42P01 if absent.
-    pub async fn table(&self, name: &str) -> SqlResult<Arc<TableDef>> {
-        self.lookup(name)
+    /// The table's definition as transaction `own` sees it; 42P01 if absent.
+    pub async fn table(&self, name: &str, own: Option<TxnId>) -> SqlResult<Arc<TableDef>> {
+        self.lookup(name, own)
             .await?
             .ok_or_else(|| SqlError::undefined_table(name))
     }
 
-    pub async fn lookup(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+    /// The table's definition as transaction `own` (None: a statement
+    /// outside any block) sees it.
+    pub async fn lookup(&self, name: &str, own: Option<TxnId>) -> SqlResult<Option<Arc<TableDef>>> {
         self.check_epoch().await?;
-        if let Some(hit) = self.cache.get(name) {
-            return Ok(Some(hit.1.clone()));
+        if let Some(shown) = self.cache.get(name).and_then(|hit| hit.serves(own)) {
+            return Ok(shown);
         }
-        Ok(self.reload(name).await?.map(|(_, def)| def))
+        loop {
+            let Some((version, entry)) = self.entry(name).await? else {
+                return Ok(None);
+            };
+            let Some(intent) = entry.foreign_intent(own) else {
+                return Ok(entry.visible(own, false));
+            };
+            let Some(committed) = self.decision(intent.txn).await? else {
+                return Ok(entry.visible(own, false));
+            };
+            // The change counts only if it is still the one in place now
+            // that its decision is known: its transaction may have replaced
+            // it (ROLLBACK TO, a later statement) before deciding.
+            match self.read(name).await? {
+                Some((now, _)) if now == version => {
+                    self.cache.insert(
+                        name.to_owned(),
+                        Cached {
+                            entry: entry.clone(),
+                            decided: Some(committed),
+                        },
+                    );
+                    return Ok(entry.visible(own, committed));
+                }
+                _ => continue,
+            }
+        }
     }
 
-    async fn reload(&self, name: &str) -> SqlResult<Option<(Uuid, Arc<TableDef>)>> {
-        match self.store.read_catalog(name).await.map_err(store_error)? {
-            Some(rec) => {
-                let def: TableDef = serde_json::from_str(&rec.definition).map_err(|e| {
-                    SqlError::internal(format!("corrupt catalog entry {name}: {e}"))
-                })?;
-                let entry = (rec.version, Arc::new(def));
-                self.cache.insert(name.to_owned(), entry.clone());
-                Ok(Some(entry))
+    /// Whether transaction `txn` committed; None while undecided.
+    async fn decision(&self, txn: TxnId) -> SqlResult<Option<bool>> {
+        let rec = self.store.read_txn_record(txn).await.map_err(store_error)?;
+        Ok(rec.map(|r| r.status == TxnStatus::Committed))
+    }
+
+    async fn read(&self, name: &str) -> SqlResult<Option<(Uuid, Entry)>> {
+        let Some(rec) = self.store.read_catalog(name).await.map_err(store_error)? else {
+            return Ok(None);
+        };
+        let entry = Entry::decode(&rec.definition)
+            .map_err(|e| SqlError::internal(format!("corrupt catalog entry {name}: {e}")))?;
+        Ok(Some((rec.version, entry)))
+    }
+
+    /// The entry as the store has it now (what DDL changes), cached.
+    pub async fn entry(&self, name: &str) -> SqlResult<Option<(Uuid, Entry)>> {
+        let read = self.read(name).await?;
+        match &read {
+            Some((_, entry)) => {
+                self.cache.insert(
+                    name.to_owned(),
+                    Cached {
+                        entry: entry.clone(),
+                        decided: None,
+                    },
+                );
             }
             None => {
                 self.cache.remove(name);
-                Ok(None)
             }
         }
+        Ok(read)
     }
 
-    /// Creates the table; false if a table of that name exists already.
-    pub async fn create(&self, def: TableDef) -> SqlResult<bool> {
-        let rec = record(&def)?;
-        let version = rec.version;
-        match self
-            .store
-            .insert_catalog(&def.name, rec)
-            .await
-            .map_err(store_error)?
-        {
-            Cas::Applied => {
-                self.cache
-                    .insert(def.name.clone(), (version, Arc::new(def)));
-                self.bump_epoch().await?;
-                Ok(true)
-            }
-            Cas::NotApplied(_) => {
-                self.cache.remove(&def.name);
-                Ok(false)
-            }
-        }
-    }
-
-    /// Replaces a definition with `change(current)`, retrying on concurrent changes.
-    pub async fn alter(
+    /// Replace the entry at `expected` (None: absent) with `next` (None:
+    /// remove it), by compare-and-set; false when the entry had moved on.
+    pub async fn write(
         &self,
         name: &str,
-        mut change: impl FnMut(&TableDef) -> SqlResult<TableDef>,
-    ) -> SqlResult<Arc<TableDef>> {
-        loop {
-            let (version, current) = self
-                .reload(name)
-                .await?
-                .ok_or_else(|| SqlError::undefined_table(name))?;
-            let next = change(&current)?;
-            let rec = record(&next)?;
-            let new_version = rec.version;
-            if self
-                .store
-                .update_catalog(name, version, rec)
-                .await
-                .map_err(store_error)?
-                .applied()
-            {
-                let next = Arc::new(next);
-                self.cache
-                    .insert(name.to_owned(), (new_version, next.clone()));
-                self.bump_epoch().await?;
-                return Ok(next);
-            }
+        expected: Option<Uuid>,
+        next: Option<&Entry>,
+    ) -> SqlResult<bool> {
+        let version = Uuid::now_v7();
+        let record = |e: &Entry| -> SqlResult<CatalogRecord> {
+            Ok(CatalogRecord {
+                version,
+                definition: e
+                    .encode()
+                    .map_err(|e| SqlError::internal(format!("catalog encoding: {e}")))?,
+            })
+        };
+        let store = &self.store;
+        let cas = match (expected, next) {
+            (None, None) => return Ok(true),
+            (None, Some(e)) => store.insert_catalog(name, record(e)?).await,
+            (Some(v), Some(e)) => store.update_catalog(name, v, record(e)?).await,
+            (Some(v), None) => store.delete_catalog(name, v).await,
         }
-    }
-
-    /// Drops a table's definition; returns it, or None if it did not exist.
-    pub async fn drop(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
-        loop {
-            let Some((version, def)) = self.reload(name).await? else {
-                return Ok(None);
-            };
-            if self
-                .store
-                .delete_catalog(name, version)
-                .await
-                .map_err(store_error)?
-                .applied()
-            {
+        .map_err(store_error)?;
+        if !cas.applied() {
+            self.cache.remove(name);
+            return Ok(false);
+        }
+        match next {
+            Some(e) => {
+                self.cache.insert(
+                    name.to_owned(),
+                    Cached {
+                        entry: e.clone(),
+                        decided: None,
+                    },
+                );
+            }
+            None => {
                 self.cache.remove(name);
-                self.bump_epoch().await?;
-                return Ok(Some(def));
             }
         }
+        self.bump_epoch().await?;
+        Ok(true)
     }
 
-    /// All tables (for DROP INDEX, which names an index, not a table).
-    pub async fn all(&self) -> SqlResult<Vec<Arc<TableDef>>> {
+    /// All tables as transaction `own` sees them (for DROP INDEX, which
+    /// names an index, not a table).
+    pub async fn all(&self, own: Option<TxnId>) -> SqlResult<Vec<Arc<TableDef>>> {
         let mut out = Vec::new();
         for (name, rec) in self.store.list_catalog().await.map_err(store_error)? {
             if name == EPOCH_ENTRY {
                 continue;
             }
-            let def: TableDef = serde_json::from_str(&rec.definition)
+            let entry = Entry::decode(&rec.definition)
                 .map_err(|e| SqlError::internal(format!("corrupt catalog entry: {e}")))?;
-            out.push(Arc::new(def));
+            let committed = match entry.foreign_intent(own) {
+                Some(intent) => self.decision(intent.txn).await? == Some(true),
+                None => false,
+            };
+            out.extend(entry.visible(own, committed));
         }
         Ok(out)
     }
-}
-
-fn record(def: &TableDef) -> SqlResult<CatalogRecord> {
-    Ok(CatalogRecord {
-        version: Uuid::now_v7(),
-        definition: serde_json::to_string(def)
-            .map_err(|e| SqlError::internal(format!("catalog encoding: {e}")))?,
-    })
 }

@@ -5,22 +5,16 @@
 
 use tracing::info;
 
-use super::ddl::add_unique;
-use crate::catalog::{naming, storage_id, Catalog, ColumnDef, TableDef, UniqueDef};
-use crate::claims::{ClaimConfig, ClaimStats};
+use super::ddl::{add_unique, Ddl};
+use crate::catalog::{naming, storage_id, ColumnDef, Entry, TableDef, UniqueDef};
 use crate::config::AdoptConfig;
 use crate::error::{sqlstate, SqlError, SqlResult};
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 
-pub async fn adopt(
-    catalog: &Catalog,
-    store: &dyn Store,
-    cfg: &ClaimConfig,
-    stats: &ClaimStats,
-    entry: &AdoptConfig,
-    page: usize,
-) -> SqlResult<()> {
-    let mut def = match catalog.lookup(&entry.table).await? {
+/// Adoption runs at startup, outside any transaction (`ddl.open` is None).
+pub(crate) async fn adopt(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<()> {
+    let catalog = ddl.catalog;
+    let mut def = match catalog.lookup(&entry.table, None).await? {
         Some(def) if def.cql_table.as_deref() == Some(entry.cql_table.as_str()) => def,
         Some(_) => {
             return Err(SqlError::new(
@@ -31,7 +25,7 @@ pub async fn adopt(
                 ),
             ))
         }
-        None => register(catalog, store, entry).await?,
+        None => register(ddl, entry).await?,
     };
     for columns in &entry.unique {
         let cols = columns
@@ -51,19 +45,16 @@ pub async fn adopt(
             nulls_not_distinct: false,
             is_index: false,
         };
-        add_unique(catalog, store, cfg, stats, &def.name, unique, page).await?;
-        def = catalog.table(&entry.table).await?;
+        add_unique(ddl, &def.name, unique).await?;
+        def = catalog.table(&entry.table, None).await?;
     }
     Ok(())
 }
 
 /// Reads the CQL table's shape (adding the hidden columns) and publishes it.
-async fn register(
-    catalog: &Catalog,
-    store: &dyn Store,
-    entry: &AdoptConfig,
-) -> SqlResult<std::sync::Arc<TableDef>> {
-    let foreign = store
+async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Arc<TableDef>> {
+    let foreign = ddl
+        .store
         .adopt_table(&entry.cql_table)
         .await
         .map_err(|e| match e {
@@ -91,7 +82,9 @@ async fn register(
         cql_table: Some(entry.cql_table.clone()),
     };
     // Another proxy adopting at the same moment wins; use its entry.
-    catalog.create(def).await?;
+    ddl.catalog
+        .write(&entry.table, None, Some(&Entry::committed(def.into())))
+        .await?;
     info!(table = %entry.table, cql_table = %entry.cql_table, "adopted an existing CQL table");
-    catalog.table(&entry.table).await
+    ddl.catalog.table(&entry.table, None).await
 }

@@ -1,17 +1,62 @@
 //! DDL: the catalog changes, plus building claims for a new unique index.
+//!
+//! Every change goes through [`Ddl::change`]: settle another transaction's
+//! pending change on the entry (wait for it, or fold it once decided), then
+//! write the new definition by compare-and-set. Outside a block the write
+//! is the committed definition; inside one it is a pending change of the
+//! block's transaction (`catalog::entry`), decided with its rows at COMMIT
+//! and taken back at ROLLBACK (docs/transactions.md, section 10).
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use futures::TryStreamExt;
-use tracing::info;
+use tracing::{info, warn};
 
 use super::{Executed, Notice, Outcome};
-use crate::catalog::{naming, storage_id, store_error, Catalog, TableDef, UniqueDef};
+use crate::catalog::entry::{garbage, Garbage};
+use crate::catalog::{
+    naming, storage_id, store_error, Catalog, DefIntent, Entry, TableDef, UniqueDef,
+};
+use crate::claims::intents::{abort_if_gone, decision, Decision, Peers, Wait};
 use crate::claims::{self, ClaimConfig, ClaimStats, RowWrite, WriteError};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::ddl::{with_storage_ids, CreateIndex, CreateTable};
-use crate::store::Store;
+use crate::store::{Store, TxnId, TxnStatus};
+use crate::txn::{CatalogChange, OpenTxn, Tail};
 use crate::types::Value;
+
+/// What one DDL statement works with.
+pub(crate) struct Ddl<'a> {
+    pub catalog: &'a Catalog,
+    pub store: &'a dyn Store,
+    pub claims: &'a ClaimConfig,
+    pub stats: &'a ClaimStats,
+    /// Which transactions may still be running; None outside any session
+    /// (adoption at startup), which waits for every undecided one.
+    pub peers: Option<&'a Peers>,
+    /// The block's transaction: the changes become its pending changes.
+    /// None outside a block: they are committed as they are written.
+    pub open: Option<&'a OpenTxn>,
+    /// When waiting for another transaction's change gives up (55P03).
+    pub deadline: Instant,
+    /// When the writer was born, for ordering waits across transactions.
+    pub born_ms: u64,
+    /// Rows per store page when an index build scans.
+    pub page: usize,
+}
+
+/// Waiting on a catalog entry acts on no table; the waiting helpers only
+/// need something to name.
+static NO_TABLE: TableDef = TableDef {
+    name: String::new(),
+    id: String::new(),
+    columns: Vec::new(),
+    primary_key: Vec::new(),
+    pkey_name: String::new(),
+    uniques: Vec::new(),
+    cql_table: None,
+};
 
 fn command(tag: &str, notices: Vec<Notice>) -> Executed {
     Executed {
@@ -28,21 +73,252 @@ fn notice(code: &'static str, message: String) -> Notice {
     }
 }
 
-pub async fn create_table(
-    catalog: &Catalog,
-    store: &dyn Store,
-    plan: &CreateTable,
-) -> SqlResult<Executed> {
+fn write_error(e: WriteError) -> SqlError {
+    match e {
+        WriteError::Sql(e) => e,
+        other => SqlError::internal(format!("{other:?}")),
+    }
+}
+
+impl Ddl<'_> {
+    fn own(&self) -> Option<TxnId> {
+        self.open.map(|o| o.id)
+    }
+
+    /// The table as this statement's transaction sees it.
+    async fn lookup(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+        self.catalog.lookup(name, self.own()).await
+    }
+
+    fn waiter<'t>(&'t self, table: &'t TableDef) -> RowWrite<'t> {
+        RowWrite {
+            store: self.store,
+            cfg: self.claims,
+            stats: self.stats,
+            table,
+            deadline: self.deadline,
+            stop: None,
+            own: self.own(),
+            peers: self.peers,
+            born_ms: self.born_ms,
+        }
+    }
+
+    /// Change table `name` from what this transaction sees (None: absent)
+    /// to what `change` makes of it (None: dropped); returns the result.
+    /// Another transaction's pending change on the entry is waited for, as
+    /// PostgreSQL's DDL waits for the lock of a concurrent one.
+    pub async fn change(
+        &self,
+        name: &str,
+        mut change: impl FnMut(Option<&Arc<TableDef>>) -> SqlResult<Option<TableDef>>,
+    ) -> SqlResult<Option<Arc<TableDef>>> {
+        let mut wait = Wait::default();
+        loop {
+            let (version, entry) = match self.catalog.entry(name).await? {
+                Some((v, e)) => (Some(v), e),
+                None => (None, Entry::default()),
+            };
+            if let (Some(version), Some(intent)) = (version, entry.foreign_intent(self.own())) {
+                let w = self.waiter(&NO_TABLE);
+                let committed = match decision(&w, intent.txn).await.map_err(write_error)? {
+                    Decision::Committed => Some(true),
+                    Decision::Aborted => Some(false),
+                    Decision::Undecided => abort_if_gone(&w, intent.txn)
+                        .await
+                        .map_err(write_error)?
+                        .map(|s| s == TxnStatus::Committed),
+                };
+                match committed {
+                    Some(committed) => {
+                        self.fold(name, version, &entry, committed, &[]).await?;
+                    }
+                    None => wait.once(&w, &intent.txn).await.map_err(write_error)?,
+                }
+                continue;
+            }
+            let next = change(entry.visible(self.own(), false).as_ref())?.map(Arc::new);
+            let written = match self.open {
+                None => next.clone().map(Entry::committed),
+                Some(open) => Some(Entry {
+                    committed: entry.committed.clone(),
+                    intent: Some(DefIntent {
+                        txn: open.id,
+                        def: next.clone(),
+                    }),
+                }),
+            };
+            if self.catalog.write(name, version, written.as_ref()).await? {
+                if let Some(open) = self.open {
+                    open.push_catalog(CatalogChange {
+                        name: name.to_owned(),
+                        before: entry.intent.clone(),
+                        after: next.clone(),
+                    });
+                }
+                return Ok(next);
+            }
+        }
+    }
+
+    /// Fold a decided pending change into the entry, then remove what no
+    /// definition uses any more: the loser's storage and claims, and those
+    /// of `also` (definitions the transaction had along the way). False if
+    /// the entry had moved on.
+    async fn fold(
+        &self,
+        name: &str,
+        version: uuid::Uuid,
+        entry: &Entry,
+        committed: bool,
+        also: &[Arc<TableDef>],
+    ) -> SqlResult<bool> {
+        let next = entry.folded(committed);
+        if !self
+            .catalog
+            .write(name, Some(version), next.as_ref())
+            .await?
+        {
+            return Ok(false);
+        }
+        let winner = next.and_then(|e| e.committed);
+        let gone = entry
+            .committed
+            .iter()
+            .chain(entry.intent.iter().filter_map(|i| i.def.as_ref()))
+            .chain(also);
+        self.remove(garbage(gone, &winner.iter().collect::<Vec<_>>()))
+            .await;
+        Ok(true)
+    }
+
+    /// Remove storage nothing uses. Best effort: what is left costs space,
+    /// never correctness (no definition names it).
+    async fn remove(&self, g: Garbage) {
+        for t in &g.tables {
+            if let Err(e) = self.store.drop_table(t).await {
+                warn!(table = %t.name, id = %t.id, cause = %e, "storage of a dropped table was not removed");
+            }
+        }
+        for id in &g.claims {
+            if let Err(e) = self.store.drop_claims(id).await {
+                warn!(constraint = %id, cause = %e, "claims of a dropped constraint were not removed");
+            }
+        }
+    }
+}
+
+/// The catalog side of a decided transaction: fold each entry it changed
+/// and remove the storage its losing definitions used. Run before its rows
+/// are finished, so that nobody sees its rows without its tables.
+pub(crate) async fn finish(ddl: &Ddl<'_>, txn: TxnId, log: &[CatalogChange], committed: bool) {
+    let mut names: Vec<&str> = log.iter().map(|c| c.name.as_str()).collect();
+    names.sort_unstable();
+    names.dedup();
+    for name in names {
+        let also: Vec<Arc<TableDef>> = log
+            .iter()
+            .filter(|c| c.name == name)
+            .flat_map(|c| c.defs().cloned())
+            .collect();
+        loop {
+            let entry = match ddl.catalog.entry(name).await {
+                Ok(Some((version, entry))) => (version, entry),
+                Ok(None) => break,
+                Err(e) => {
+                    warn!(%txn, table = name, cause = %e, "a decided transaction's catalog entry was not tidied; whoever meets it will");
+                    break;
+                }
+            };
+            let (version, entry) = entry;
+            if entry.intent.as_ref().map(|i| i.txn) != Some(txn) {
+                break;
+            }
+            match ddl.fold(name, version, &entry, committed, &also).await {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(e) => {
+                    warn!(%txn, table = name, cause = %e, "a decided transaction's catalog entry was not tidied; whoever meets it will");
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// ROLLBACK TO (or a failed statement): put each entry the tail changed
+/// back to its pending change at the savepoint, and remove the storage
+/// only the undone changes used.
+pub(crate) async fn undo(ddl: &Ddl<'_>, tail: &Tail) -> Result<(), String> {
+    let mut done: Vec<&str> = Vec::new();
+    for change in &tail.catalog {
+        let name = change.name.as_str();
+        if done.contains(&name) {
+            continue;
+        }
+        done.push(name);
+        // The earliest undone change of the entry says what it was before.
+        let restore = change.before.clone();
+        let Some((version, entry)) = ddl.catalog.entry(name).await.map_err(|e| e.message)? else {
+            return Err(format!("the catalog entry of {name} is gone"));
+        };
+        let next = match (&entry.committed, &restore) {
+            (None, None) => None,
+            (committed, restore) => Some(Entry {
+                committed: committed.clone(),
+                intent: restore.clone(),
+            }),
+        };
+        if !ddl
+            .catalog
+            .write(name, Some(version), next.as_ref())
+            .await
+            .map_err(|e| e.message)?
+        {
+            return Err(format!(
+                "the catalog entry of {name} changed under its transaction"
+            ));
+        }
+        let mut kept: Vec<&Arc<TableDef>> = entry.committed.iter().collect();
+        kept.extend(restore.iter().filter_map(|r| r.def.as_ref()));
+        kept.extend(
+            tail.catalog_kept
+                .iter()
+                .filter(|c| c.name == name)
+                .flat_map(|c| c.defs()),
+        );
+        let gone = tail
+            .catalog
+            .iter()
+            .filter(|c| c.name == name)
+            .flat_map(|c| c.defs());
+        ddl.remove(garbage(gone, &kept)).await;
+    }
+    Ok(())
+}
+
+pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Executed> {
     let def = with_storage_ids(plan.def.clone());
     let name = def.name.clone();
-    if catalog.lookup(&name).await?.is_none() {
+    if ddl.lookup(&name).await?.is_none() {
         // The table's storage exists before the catalog makes it visible.
-        store.create_table(&def).await.map_err(store_error)?;
-        if catalog.create(def.clone()).await? {
-            return Ok(command("CREATE TABLE", Vec::new()));
+        ddl.store.create_table(&def).await.map_err(store_error)?;
+        let created = ddl
+            .change(&name, |current| match current {
+                Some(_) => Err(exists(&name)),
+                None => Ok(Some(def.clone())),
+            })
+            .await;
+        match created {
+            Ok(_) => return Ok(command("CREATE TABLE", Vec::new())),
+            // Another transaction created it first: our storage is unused.
+            Err(e) => {
+                ddl.store.drop_table(&def).await.map_err(store_error)?;
+                if e.code != sqlstate::DUPLICATE_TABLE {
+                    return Err(e);
+                }
+            }
         }
-        // Another proxy created it first: our storage is unused.
-        store.drop_table(&def).await.map_err(store_error)?;
     }
     if plan.if_not_exists {
         return Ok(command(
@@ -53,22 +329,21 @@ pub async fn create_table(
             )],
         ));
     }
-    Err(SqlError::new(
-        sqlstate::DUPLICATE_TABLE,
-        format!("relation \"{name}\" already exists"),
-    ))
+    Err(exists(&name))
 }
 
-pub async fn drop_table(
-    catalog: &Catalog,
-    store: &dyn Store,
-    names: &[String],
-    if_exists: bool,
-) -> SqlResult<Executed> {
+fn exists(name: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::DUPLICATE_TABLE,
+        format!("relation \"{name}\" already exists"),
+    )
+}
+
+pub async fn drop_table(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> SqlResult<Executed> {
     let mut notices = Vec::new();
     // Like PostgreSQL, check every name before dropping any.
     for name in names {
-        if catalog.lookup(name).await?.is_none() {
+        if ddl.lookup(name).await?.is_none() {
             if !if_exists {
                 return Err(SqlError::new(
                     sqlstate::UNDEFINED_TABLE,
@@ -82,26 +357,26 @@ pub async fn drop_table(
         }
     }
     for name in names {
-        if let Some(def) = catalog.drop(name).await? {
-            store.drop_table(&def).await.map_err(store_error)?;
-            for u in &def.uniques {
-                store.drop_claims(&u.id).await.map_err(store_error)?;
-            }
+        let mut dropped = None;
+        ddl.change(name, |current| {
+            dropped = current.cloned();
+            Ok(None)
+        })
+        .await?;
+        // In a block the storage goes once the transaction commits.
+        if let (Some(def), None) = (dropped, ddl.open) {
+            ddl.remove(garbage([&def], &[])).await;
         }
     }
     Ok(command("DROP TABLE", notices))
 }
 
-pub async fn drop_index(
-    catalog: &Catalog,
-    store: &dyn Store,
-    names: &[String],
-    if_exists: bool,
-) -> SqlResult<Executed> {
+pub async fn drop_index(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> SqlResult<Executed> {
     let mut notices = Vec::new();
     for name in names {
-        let owner = catalog
-            .all()
+        let owner = ddl
+            .catalog
+            .all(ddl.own())
             .await?
             .into_iter()
             .find(|t| t.uniques.iter().any(|u| &u.name == name) || &t.pkey_name == name);
@@ -134,19 +409,20 @@ pub async fn drop_index(
             )));
         }
         let mut dropped = None;
-        catalog
-            .alter(&table.name, |t| {
-                let mut next = t.clone();
-                dropped = next
-                    .uniques
-                    .iter()
-                    .position(|u| &u.name == name)
-                    .map(|i| next.uniques.remove(i));
-                Ok(next)
-            })
-            .await?;
-        if let Some(u) = dropped {
-            store.drop_claims(&u.id).await.map_err(store_error)?;
+        ddl.change(&table.name, |current| {
+            let current = current.ok_or_else(|| SqlError::undefined_table(&table.name))?;
+            let mut next = TableDef::clone(current);
+            dropped = next
+                .uniques
+                .iter()
+                .position(|u| &u.name == name)
+                .map(|i| next.uniques.remove(i));
+            Ok(Some(next))
+        })
+        .await?;
+        // In a block the claims go once the transaction commits.
+        if let (Some(u), None) = (dropped, ddl.open) {
+            ddl.store.drop_claims(&u.id).await.map_err(store_error)?;
         }
     }
     Ok(command("DROP INDEX", notices))
@@ -155,15 +431,31 @@ pub async fn drop_index(
 /// CREATE UNIQUE INDEX: publish the constraint (so concurrent writers claim
 /// for it too), then claim every existing row's key. A collision undoes
 /// everything and answers PostgreSQL's error; nothing is left half-built.
-pub async fn create_index(
-    catalog: &Catalog,
-    store: &dyn Store,
-    cfg: &ClaimConfig,
-    stats: &ClaimStats,
-    plan: &CreateIndex,
-    page: usize,
-) -> SqlResult<Executed> {
-    let table = catalog.table(&plan.table).await?;
+///
+/// Inside a block only on a table the block created: nobody else can
+/// write it, so the index is simply part of the block's pending change.
+/// On a table others can write, the index would have to be enforced for
+/// them before the block commits; that is refused (25001) instead.
+pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Executed> {
+    let table = ddl
+        .lookup(&plan.table)
+        .await?
+        .ok_or_else(|| SqlError::undefined_table(&plan.table))?;
+    if let Some(open) = ddl.open {
+        let created_here = matches!(
+            ddl.catalog.entry(&plan.table).await?,
+            Some((_, Entry { committed: None, intent: Some(DefIntent { txn, .. }) })) if txn == open.id
+        );
+        if !created_here {
+            return Err(SqlError::new(
+                sqlstate::ACTIVE_TRANSACTION,
+                "CREATE UNIQUE INDEX on a table created before the transaction cannot run inside a transaction block",
+            )
+            .with_hint(
+                "Run it outside the block, as CREATE INDEX CONCURRENTLY is run, or create the index in the transaction that creates the table.",
+            ));
+        }
+    }
     let mut cols = Vec::with_capacity(plan.columns.len());
     for c in &plan.columns {
         cols.push(table.column(c)?);
@@ -175,7 +467,7 @@ pub async fn create_index(
             naming::index_name(&table.name, &col_names, table.constraint_names())
         }
     };
-    if catalog.lookup(&name).await?.is_some() || index_exists(catalog, &name).await? {
+    if ddl.lookup(&name).await?.is_some() || index_exists(ddl, &name).await? {
         if plan.if_not_exists {
             return Ok(command(
                 "CREATE INDEX",
@@ -197,7 +489,7 @@ pub async fn create_index(
         nulls_not_distinct: plan.nulls_not_distinct,
         is_index: true,
     };
-    add_unique(catalog, store, cfg, stats, &table.name, unique, page).await?;
+    add_unique(ddl, &table.name, unique).await?;
     Ok(command("CREATE INDEX", Vec::new()))
 }
 
@@ -205,76 +497,66 @@ pub async fn create_index(
 /// then claim every existing row's key. A collision undoes everything and
 /// answers PostgreSQL's error; nothing is left half-built. CREATE UNIQUE
 /// INDEX and the adoption of existing CQL tables both build this way.
-pub async fn add_unique(
-    catalog: &Catalog,
-    store: &dyn Store,
-    cfg: &ClaimConfig,
-    stats: &ClaimStats,
-    table: &str,
-    unique: UniqueDef,
-    page: usize,
-) -> SqlResult<()> {
-    let published = catalog
-        .alter(table, |t| {
-            let mut next = t.clone();
-            next.uniques.push(unique.clone());
-            Ok(next)
-        })
-        .await?;
+pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlResult<()> {
+    let alter = |keep: bool| {
+        let unique = unique.clone();
+        move |current: Option<&Arc<TableDef>>| -> SqlResult<Option<TableDef>> {
+            let mut next =
+                TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(table))?);
+            next.uniques.retain(|u| u.id != unique.id);
+            if keep {
+                next.uniques.push(unique.clone());
+            }
+            Ok(Some(next))
+        }
+    };
+    let published = ddl
+        .change(table, alter(true))
+        .await?
+        .expect("a table the change keeps");
     let index = published.uniques.len() - 1;
     // Other proxies sharing the store learn of the new constraint within one
     // catalog refresh; rows they write after that claim its keys themselves.
     // Scan only then, so the scan sees every row written without a claim.
-    if let Some(refresh) = catalog.refresh() {
+    // (A block's table is seen by nobody else: no wait.)
+    if let (Some(refresh), None) = (ddl.catalog.refresh(), ddl.open) {
         tokio::time::sleep(refresh * 2).await;
     }
-    match backfill(store, cfg, stats, &published, index, page).await {
+    match backfill(ddl, &published, index).await {
         Ok(rows) => {
             info!(index = %unique.name, table, rows, "unique index built");
             Ok(())
         }
         Err(e) => {
-            catalog
-                .alter(table, |t| {
-                    let mut next = t.clone();
-                    next.uniques.retain(|u| u.id != unique.id);
-                    Ok(next)
-                })
-                .await?;
-            store.drop_claims(&unique.id).await.map_err(store_error)?;
+            ddl.change(table, alter(false)).await?;
+            ddl.store
+                .drop_claims(&unique.id)
+                .await
+                .map_err(store_error)?;
             Err(e)
         }
     }
 }
 
-async fn index_exists(catalog: &Catalog, name: &str) -> SqlResult<bool> {
-    Ok(catalog
-        .all()
+async fn index_exists(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
+    Ok(ddl
+        .catalog
+        .all(ddl.own())
         .await?
         .iter()
         .any(|t| t.pkey_name == name || t.uniques.iter().any(|u| u.name == name)))
 }
 
 /// Claim the new index's key for every live row, page by page, logging progress.
-async fn backfill(
-    store: &dyn Store,
-    cfg: &ClaimConfig,
-    stats: &ClaimStats,
-    table: &TableDef,
-    index: usize,
-    page: usize,
-) -> SqlResult<u64> {
+async fn backfill(ddl: &Ddl<'_>, table: &TableDef, index: usize) -> SqlResult<u64> {
+    let (store, cfg, page) = (ddl.store, ddl.claims, ddl.page);
     let u = &table.uniques[index];
+    // A block building an index on its own new table sees its own rows.
     let w = RowWrite {
-        store,
-        cfg,
-        stats,
-        table,
         deadline: Instant::now() + cfg.lock_timeout,
-        stop: None,
-        own: None,
         peers: None,
         born_ms: claims::now_ms(),
+        ..ddl.waiter(table)
     };
     let txn = claims::new_txn();
     let mut rows = 0u64;
@@ -300,10 +582,7 @@ async fn backfill(
                     };
                     claims::settled_row(&w, pk, row.clone())
                         .await
-                        .map_err(|e| match e {
-                            WriteError::Sql(e) => e,
-                            other => SqlError::internal(format!("{other:?}")),
-                        })?
+                        .map_err(write_error)?
                 }
             };
             if let Some(r) = row {

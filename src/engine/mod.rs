@@ -24,13 +24,13 @@ use sqlparser::ast::Statement;
 
 use crate::catalog::{Catalog, TableDef};
 use crate::claims::intents::{Peers, ReadView};
-use crate::claims::{ClaimConfig, ClaimStats};
+use crate::claims::{self, ClaimConfig, ClaimStats};
 use crate::error::{SqlError, SqlResult};
 use crate::session::{Session, Utility};
 use crate::sql::expr::{EvalCtx, Expr, Loc, Params};
 use crate::sql::plan::{table_name, Plan, Planner, Tables};
 use crate::stop::Stop;
-use crate::store::Store;
+use crate::store::{Store, TxnId};
 use crate::txn::{Mode, OpenTxn};
 use crate::types::{SqlType, Value};
 use ctx::StmtCtx;
@@ -227,16 +227,30 @@ impl Engine {
     /// Serve an existing CQL table and enforce its declared UNIQUE
     /// constraints (`[[store.adopt]]`); repeating it is harmless.
     pub async fn adopt(&self, entry: &crate::config::AdoptConfig) -> SqlResult<()> {
+        let ddl = self.ddl(None, None, claims::now_ms());
+        adopt::adopt(&ddl, entry).await
+    }
+
+    /// A DDL statement's context: inside a block, `open` is the block's
+    /// transaction and the changes become its pending changes.
+    fn ddl<'a>(
+        &'a self,
+        open: Option<&'a OpenTxn>,
+        deadline: Option<Instant>,
+        born_ms: u64,
+    ) -> ddl::Ddl<'a> {
         let inner = &self.inner;
-        adopt::adopt(
-            &inner.catalog,
-            inner.store.as_ref(),
-            &inner.claims,
-            &inner.stats,
-            entry,
-            inner.scan_page,
-        )
-        .await
+        ddl::Ddl {
+            catalog: &inner.catalog,
+            store: inner.store.as_ref(),
+            claims: &inner.claims,
+            stats: &inner.stats,
+            peers: Some(&inner.peers),
+            open,
+            deadline: deadline.unwrap_or_else(|| Instant::now() + inner.claims.lock_timeout),
+            born_ms,
+            page: inner.scan_page,
+        }
     }
 
     /// Protocol counters (conflicts, waits, fences, retries, unknown outcomes).
@@ -244,29 +258,51 @@ impl Engine {
         &self.inner.stats
     }
 
-    /// Parse and plan every statement in `sql`. `hints` are the parameter
-    /// types the client sent in Parse (None where it sent 0 / unspecified).
+    /// Parse and plan every statement in `sql`, outside any transaction.
+    /// `hints` are the parameter types the client sent in Parse (None where
+    /// it sent 0 / unspecified).
     pub async fn prepare(&self, sql: &str, hints: &[Option<SqlType>]) -> SqlResult<Vec<Prepared>> {
+        self.prepare_in(sql, hints, None).await
+    }
+
+    /// As [`prepare`](Self::prepare), seeing the tables as transaction
+    /// `own` (the connection's open block, if any) sees them: its own
+    /// uncommitted DDL included.
+    pub async fn prepare_in(
+        &self,
+        sql: &str,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+    ) -> SqlResult<Vec<Prepared>> {
         let statements = crate::sql::parse(sql)?;
         let mut out = Vec::with_capacity(statements.len());
         for stmt in statements {
-            out.push(self.prepare_statement(stmt, sql, hints).await?);
+            out.push(self.prepare_statement(stmt, sql, hints, own).await?);
         }
         Ok(out)
     }
 
     /// Plan one statement already parsed from `source` (the text the client
-    /// sent, against which error positions are reported).
+    /// sent, against which error positions are reported), with the tables
+    /// as transaction `own` sees them.
     pub async fn prepare_statement(
         &self,
         stmt: Statement,
         source: &str,
         hints: &[Option<SqlType>],
+        own: Option<TxnId>,
     ) -> SqlResult<Prepared> {
-        self.plan(stmt, hints).await.map_err(|e| e.locate(source))
+        self.plan(stmt, hints, own)
+            .await
+            .map_err(|e| e.locate(source))
     }
 
-    async fn plan(&self, stmt: Statement, hints: &[Option<SqlType>]) -> SqlResult<Prepared> {
+    async fn plan(
+        &self,
+        stmt: Statement,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+    ) -> SqlResult<Prepared> {
         let sql = stmt.to_string();
         if let Some(utility) = Utility::plan(&stmt) {
             let utility = utility?;
@@ -282,7 +318,7 @@ impl Engine {
             let def = self
                 .inner
                 .catalog
-                .table(&name)
+                .table(&name, own)
                 .await
                 .map_err(|e| e.at(loc))?;
             tables.insert(name, def);
@@ -390,13 +426,15 @@ impl Engine {
             let _writing = stop.map(Stop::writing);
             return self.transaction_statement(session, utility).await;
         }
-        // Re-plan if DDL changed a table since this statement was prepared.
+        // Re-plan if DDL changed a table since this statement was prepared
+        // (or the tables look different from inside this block).
+        let own = session.open.as_ref().map(|o| o.id);
         let fresh;
-        let prepared = if self.is_stale(prepared).await? {
+        let prepared = if self.is_stale(prepared, own).await? {
             let hints: Vec<Option<SqlType>> =
                 prepared.param_types.iter().cloned().map(Some).collect();
             fresh = self
-                .plan(crate::sql::parse(&prepared.sql)?.remove(0), &hints)
+                .plan(crate::sql::parse(&prepared.sql)?.remove(0), &hints, own)
                 .await?;
             &fresh
         } else {
@@ -423,7 +461,9 @@ impl Engine {
         let own_transaction = txn.mode == Mode::Implicit && prepared.plan.may_write_many();
         let open = match (txn.mode, prepared.plan.kind()) {
             _ if own_transaction => Some(OpenTxn::new(inner.peers.begin())),
-            (Mode::Explicit, "insert" | "update" | "delete") => Some(self.open_for_write(session)),
+            (Mode::Explicit, "insert" | "update" | "delete" | "ddl") => {
+                Some(self.open_for_write(session))
+            }
             (Mode::Explicit, _) => session.open.clone(),
             (Mode::Implicit, _) => None,
         };
@@ -466,7 +506,7 @@ impl Engine {
         prepared: &Prepared,
         cx: &StmtCtx<'_>,
     ) -> SqlResult<Executed> {
-        let inner = &self.inner;
+        let ddl = || self.ddl(cx.open.as_ref(), Some(cx.txn.lock_deadline), cx.txn.born_ms);
         let columns = Arc::new(prepared.columns.clone());
         let executed = match prepared.plan.as_ref() {
             Plan::Utility(_) => unreachable!("handled above"),
@@ -488,39 +528,23 @@ impl Engine {
                 let w = cx.delete(p).await?;
                 written("DELETE", w, columns, p.returning.is_some())
             }
-            Plan::CreateTable(p) => {
-                ddl::create_table(&inner.catalog, inner.store.as_ref(), p).await?
-            }
-            Plan::CreateIndex(p) => {
-                ddl::create_index(
-                    &inner.catalog,
-                    inner.store.as_ref(),
-                    &inner.claims,
-                    &inner.stats,
-                    p,
-                    inner.scan_page,
-                )
-                .await?
-            }
+            Plan::CreateTable(p) => ddl::create_table(&ddl(), p).await?,
+            Plan::CreateIndex(p) => ddl::create_index(&ddl(), p).await?,
             Plan::DropTable { names, if_exists } => {
-                ddl::drop_table(&inner.catalog, inner.store.as_ref(), names, *if_exists).await?
+                ddl::drop_table(&ddl(), names, *if_exists).await?
             }
             Plan::DropIndex { names, if_exists } => {
-                ddl::drop_index(&inner.catalog, inner.store.as_ref(), names, *if_exists).await?
+                ddl::drop_index(&ddl(), names, *if_exists).await?
             }
         };
-        // DDL is not transactional yet: a block remembers that it ran
-        // some, so that its ROLLBACK says what stays.
-        if prepared.plan.kind() == "ddl" {
-            session.note_write();
-        }
         Ok(executed)
     }
 
-    /// Whether a table this plan used was dropped, recreated or re-indexed since.
-    async fn is_stale(&self, prepared: &Prepared) -> SqlResult<bool> {
+    /// Whether a table this plan used was dropped, recreated or re-indexed
+    /// since, as transaction `own` sees the tables.
+    async fn is_stale(&self, prepared: &Prepared, own: Option<TxnId>) -> SqlResult<bool> {
         for t in prepared.plan.tables() {
-            match self.inner.catalog.lookup(&t.name).await? {
+            match self.inner.catalog.lookup(&t.name, own).await? {
                 Some(now) if now.id == t.id && now.uniques == t.uniques => {}
                 _ => return Ok(true),
             }

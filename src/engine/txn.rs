@@ -5,12 +5,13 @@
 
 use tracing::warn;
 
-use super::Engine;
+use super::{ddl, Engine};
 use crate::claims::intents::decide;
+use crate::claims::now_ms;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::session::{utility, Session, Utility};
 use crate::store::{StoreError, TxnStatus};
-use crate::txn::{Block, OpenTxn};
+use crate::txn::{Block, LogMark, OpenTxn};
 
 impl Engine {
     /// The block's transaction, minted by its first write.
@@ -43,21 +44,27 @@ impl Engine {
         }
     }
 
-    async fn undo_after(&self, open: &OpenTxn, mark: usize) {
-        let (kept, undone) = open.split_off(mark);
-        if undone.is_empty() {
-            return;
-        }
+    /// Take back what the transaction did after `mark`: its rows' intents,
+    /// then its catalog changes (DDL).
+    async fn undo_after(&self, open: &OpenTxn, mark: LogMark) {
+        let (kept, tail) = open.split_off(mark);
         let inner = &self.inner;
-        let undo = crate::claims::undo(
-            inner.store.as_ref(),
-            &inner.claims,
-            &inner.stats,
-            open.id,
-            &kept,
-            &undone,
-        );
-        if let Err(why) = undo.await {
+        let mut undone = Ok(());
+        if !tail.rows.is_empty() {
+            undone = crate::claims::undo(
+                inner.store.as_ref(),
+                &inner.claims,
+                &inner.stats,
+                open.id,
+                &kept,
+                &tail.rows,
+            )
+            .await;
+        }
+        if !tail.catalog.is_empty() && undone.is_ok() {
+            undone = ddl::undo(&self.ddl(None, None, now_ms()), &tail).await;
+        }
+        if let Err(why) = undone {
             warn!(txn = %open.id, %why, "a transaction's undo was not confirmed; it can only roll back");
             open.doom(why);
         }
@@ -71,20 +78,20 @@ impl Engine {
         utility: &Utility,
     ) -> SqlResult<crate::engine::Executed> {
         match (utility, session.txn) {
-            (Utility::Commit { .. }, Block::InBlock { .. }) => {
+            (Utility::Commit { .. }, Block::InBlock) => {
                 if let Err(e) = self.commit(session).await {
                     // The block is over either way, as in PostgreSQL.
                     let _ = utility::execute(session, &Utility::Rollback { chain: false });
                     return Err(e);
                 }
             }
-            (Utility::Rollback { .. }, Block::InBlock { .. })
-            | (Utility::Commit { .. } | Utility::Rollback { .. }, Block::Failed { .. }) => {
+            (Utility::Rollback { .. }, Block::InBlock)
+            | (Utility::Commit { .. } | Utility::Rollback { .. }, Block::Failed) => {
                 if let Some(open) = session.open.take() {
                     self.abort(open).await;
                 }
             }
-            (Utility::RollbackTo(name), Block::InBlock { .. } | Block::Failed { .. }) => {
+            (Utility::RollbackTo(name), Block::InBlock | Block::Failed) => {
                 if let (Some(mark), Some(open)) = (session.savepoint_mark(name), &session.open) {
                     self.undo_after(open, mark).await;
                 }
@@ -123,11 +130,11 @@ impl Engine {
         inner.peers.close(&open.id);
         match decided {
             Ok(TxnStatus::Committed) => {
-                self.finish_later(open, true);
+                self.finish(open, true).await;
                 Ok(())
             }
             Ok(TxnStatus::Aborted) => {
-                self.finish_later(open, false);
+                self.finish(open, false).await;
                 Err(SqlError::new(
                     "40001",
                     "could not serialize access: the transaction was aborted while it stalled",
@@ -162,7 +169,7 @@ impl Engine {
 
     async fn abort_decided(&self, open: OpenTxn) {
         match self.decide(&open, TxnStatus::Aborted).await {
-            Ok(status) => self.finish_later(open, status == TxnStatus::Committed),
+            Ok(status) => self.finish(open, status == TxnStatus::Committed).await,
             // Left undecided: this proxy no longer lists it as open, so the
             // next writer that meets it aborts it.
             Err(e) => {
@@ -184,8 +191,21 @@ impl Engine {
         .await
     }
 
-    /// Fold or drop the intents of a decided transaction, in the background.
-    fn finish_later(&self, open: OpenTxn, committed: bool) {
+    /// After the decision: its catalog entries are tidied before the
+    /// client hears the answer (so a dropped table's storage is gone and a
+    /// created one is plain for every proxy); its rows' intents are folded
+    /// or dropped in the background.
+    async fn finish(&self, open: OpenTxn, committed: bool) {
+        let changes = open.catalog();
+        if !changes.is_empty() {
+            ddl::finish(
+                &self.ddl(None, None, now_ms()),
+                open.id,
+                &changes,
+                committed,
+            )
+            .await;
+        }
         let store = self.inner.store.clone();
         let log = open.entries();
         tokio::spawn(async move {

@@ -24,11 +24,6 @@ use crate::types::{SqlType, Value};
 /// SQLSTATE 3B001 invalid_savepoint_specification.
 const INVALID_SAVEPOINT: &str = "3B001";
 
-/// Warned when a block that ran DDL rolls back: DDL is not transactional
-/// yet, and stays (its rows' writes are undone).
-pub const ROLLBACK_KEEPS_WRITES: &str =
-    "keyclaim applied the DDL of this transaction block (CREATE, DROP) when it ran; ROLLBACK cannot undo it";
-
 /// A session statement, planned.
 #[derive(Debug, Clone)]
 pub enum Utility {
@@ -578,13 +573,13 @@ impl Session {
     }
 
     fn start_block(&mut self, modes: Vec<(&'static str, String)>) {
-        self.txn = Block::InBlock { wrote: false };
+        self.txn = Block::InBlock;
         self.local.clear();
         self.undo = vec![Undo {
             savepoint: None,
             settings: self.settings.clone(),
             local: std::collections::BTreeMap::new(),
-            log_mark: 0,
+            log_mark: Default::default(),
         }];
         for (name, value) in modes {
             self.local.insert(name.into(), value);
@@ -611,19 +606,13 @@ impl Session {
         characteristics
     }
 
-    /// Ends the block by rolling back, warning when writes were applied.
+    /// Ends the block by rolling back.
     fn roll_back_block(&mut self, tag: &str, chain: bool) -> Executed {
-        let wrote = self.txn.wrote();
         let characteristics = self.end_block(true);
         if chain {
             self.start_block(characteristics);
         }
-        let executed = Executed::new(Outcome::TxnEnd { tag: tag.into() });
-        if wrote {
-            with_notice(executed, "01000", ROLLBACK_KEEPS_WRITES)
-        } else {
-            executed
-        }
+        Executed::new(Outcome::TxnEnd { tag: tag.into() })
     }
 
     fn commit(&mut self, chain: bool) -> SqlResult<Executed> {
@@ -636,7 +625,7 @@ impl Session {
                 sqlstate::NO_ACTIVE_TRANSACTION,
                 "there is no transaction in progress",
             )),
-            Block::InBlock { .. } => {
+            Block::InBlock => {
                 let characteristics = self.end_block(false);
                 if chain {
                     self.start_block(characteristics);
@@ -646,7 +635,7 @@ impl Session {
                 }))
             }
             // A failed block cannot commit: PostgreSQL rolls it back and says so in the tag.
-            Block::Failed { .. } => Ok(self.roll_back_block("ROLLBACK", chain)),
+            Block::Failed => Ok(self.roll_back_block("ROLLBACK", chain)),
         }
     }
 
@@ -703,18 +692,12 @@ impl Session {
             return Err(not_in_block("ROLLBACK TO SAVEPOINT"));
         }
         let at = self.find_savepoint(name)?;
-        let wrote = self.txn.wrote();
         self.undo.truncate(at + 1);
         let point = &self.undo[at];
         self.settings = point.settings.clone();
         self.local = point.local.clone();
-        self.txn = Block::InBlock { wrote };
-        let executed = command("ROLLBACK");
-        Ok(if wrote {
-            with_notice(executed, "01000", ROLLBACK_KEEPS_WRITES)
-        } else {
-            executed
-        })
+        self.txn = Block::InBlock;
+        Ok(command("ROLLBACK"))
     }
 
     fn discard(&mut self, what: &DiscardObject) -> SqlResult<Executed> {

@@ -12,11 +12,13 @@
 //! the block's first write): invisible to other sessions until COMMIT
 //! decides the transaction record, gone at ROLLBACK; ROLLBACK TO a
 //! savepoint, or a failed statement, takes back the tail of its log.
-//! DDL is not transactional yet and applies when it runs.
+//! Its DDL is logged the same way: each change of a catalog entry, with the
+//! entry's pending change before it (docs/transactions.md, section 10).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::catalog::{DefIntent, TableDef};
 use crate::claims::Logged;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::store::TxnId;
@@ -27,11 +29,11 @@ pub enum Block {
     /// No block: each statement is its own (implicit) transaction.
     #[default]
     Idle,
-    /// Inside BEGIN; `wrote` once a statement applied a write.
-    InBlock { wrote: bool },
+    /// Inside BEGIN.
+    InBlock,
     /// A statement failed inside the block: everything but ROLLBACK /
     /// COMMIT / ROLLBACK TO answers 25P02.
-    Failed { wrote: bool },
+    Failed,
 }
 
 /// What a statement is, as far as admission into a block goes.
@@ -72,9 +74,50 @@ pub struct OpenTxn {
     log: Arc<parking_lot::Mutex<TxnLog>>,
 }
 
+/// Where a transaction's log stood: what a savepoint marks, and what
+/// ROLLBACK TO takes the log back to.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LogMark {
+    rows: usize,
+    catalog: usize,
+}
+
+/// One change of a catalog entry by the transaction (DDL in a block).
+#[derive(Debug, Clone)]
+pub struct CatalogChange {
+    /// The table name: the catalog entry changed.
+    pub name: String,
+    /// The entry's pending change before this one (the transaction's own;
+    /// None if it had none): what undoing this change puts back.
+    pub before: Option<DefIntent>,
+    /// The definition the transaction sees after it (None: dropped).
+    pub after: Option<Arc<TableDef>>,
+}
+
+impl CatalogChange {
+    /// Every definition this change names (storage an undo or a decision
+    /// may leave unused).
+    pub fn defs(&self) -> impl Iterator<Item = &Arc<TableDef>> {
+        self.before
+            .iter()
+            .filter_map(|b| b.def.as_ref())
+            .chain(self.after.iter())
+    }
+}
+
+/// What ROLLBACK TO (or a failed statement) takes back: the log's tail.
+#[derive(Debug, Default)]
+pub struct Tail {
+    pub rows: Vec<Logged>,
+    /// What stays of the catalog log, and what goes.
+    pub catalog_kept: Vec<CatalogChange>,
+    pub catalog: Vec<CatalogChange>,
+}
+
 #[derive(Debug, Default)]
 struct TxnLog {
     entries: Vec<Logged>,
+    catalog: Vec<CatalogChange>,
     /// Why the transaction can no longer commit (a write or an undo whose
     /// outcome is unknown), if it cannot.
     doomed: Option<String>,
@@ -88,28 +131,52 @@ impl OpenTxn {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.log.lock().entries.len()
+    /// Nothing written: no row and no catalog entry.
+    pub fn is_empty(&self) -> bool {
+        let log = self.log.lock();
+        log.entries.is_empty() && log.catalog.is_empty()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
+    pub fn mark(&self) -> LogMark {
+        let log = self.log.lock();
+        LogMark {
+            rows: log.entries.len(),
+            catalog: log.catalog.len(),
+        }
     }
 
     pub fn push(&self, entry: Logged) {
         self.log.lock().entries.push(entry);
     }
 
-    /// The whole log.
+    pub fn push_catalog(&self, change: CatalogChange) {
+        self.log.lock().catalog.push(change);
+    }
+
+    /// The whole log of rows.
     pub fn entries(&self) -> Vec<Logged> {
         self.log.lock().entries.clone()
     }
 
-    /// Cut the log at `mark`: (what stays, what was after it).
-    pub fn split_off(&self, mark: usize) -> (Vec<Logged>, Vec<Logged>) {
+    /// The whole log of catalog changes.
+    pub fn catalog(&self) -> Vec<CatalogChange> {
+        self.log.lock().catalog.clone()
+    }
+
+    /// Cut the log at `mark`: (the rows that stay, what was after it).
+    pub fn split_off(&self, mark: LogMark) -> (Vec<Logged>, Tail) {
         let mut log = self.log.lock();
-        let at = mark.min(log.entries.len());
-        let tail = log.entries.split_off(at);
+        let (rows_at, catalog_at) = (
+            mark.rows.min(log.entries.len()),
+            mark.catalog.min(log.catalog.len()),
+        );
+        let rows = log.entries.split_off(rows_at);
+        let catalog = log.catalog.split_off(catalog_at);
+        let tail = Tail {
+            rows,
+            catalog_kept: log.catalog.clone(),
+            catalog,
+        };
         (log.entries.clone(), tail)
     }
 
@@ -122,6 +189,22 @@ impl OpenTxn {
     }
 }
 
+/// Which transaction a connection plans its statements as (its open
+/// block's, once it has one, so that it sees its own DDL). Shared with the
+/// Parse handler, which plans without the session.
+#[derive(Debug, Clone, Default)]
+pub struct PlanView(Arc<parking_lot::Mutex<Option<TxnId>>>);
+
+impl PlanView {
+    pub fn get(&self) -> Option<TxnId> {
+        *self.0.lock()
+    }
+
+    pub fn set(&self, own: Option<TxnId>) {
+        *self.0.lock() = own;
+    }
+}
+
 impl Block {
     /// True inside BEGIN, failed or not.
     pub fn in_block(&self) -> bool {
@@ -129,15 +212,7 @@ impl Block {
     }
 
     pub fn is_failed(&self) -> bool {
-        matches!(self, Block::Failed { .. })
-    }
-
-    /// Whether a statement of the block applied a write.
-    pub fn wrote(&self) -> bool {
-        matches!(
-            self,
-            Block::InBlock { wrote: true } | Block::Failed { wrote: true }
-        )
+        *self == Block::Failed
     }
 
     /// Admit a statement: 25P02 in a failed block unless it ends the
@@ -163,20 +238,11 @@ impl Block {
         })
     }
 
-    /// A statement applied a write.
-    pub fn note_write(&mut self) {
-        *self = match *self {
-            Block::Idle => Block::Idle,
-            Block::InBlock { .. } => Block::InBlock { wrote: true },
-            Block::Failed { .. } => Block::Failed { wrote: true },
-        };
-    }
-
     /// A statement failed: inside a block the block fails. Idempotent, so
     /// the wire layer may call it for errors raised before a statement runs.
     pub fn note_error(&mut self) {
-        if let Block::InBlock { wrote } = *self {
-            *self = Block::Failed { wrote };
+        if *self == Block::InBlock {
+            *self = Block::Failed;
         }
     }
 
@@ -184,8 +250,8 @@ impl Block {
     pub fn status(&self) -> u8 {
         match self {
             Block::Idle => b'I',
-            Block::InBlock { .. } => b'T',
-            Block::Failed { .. } => b'E',
+            Block::InBlock => b'T',
+            Block::Failed => b'E',
         }
     }
 }
@@ -205,14 +271,14 @@ mod tests {
 
     #[test]
     fn a_failed_block_admits_only_what_ends_it() {
-        let mut b = Block::InBlock { wrote: false };
+        let mut b = Block::InBlock;
         assert_eq!(
             b.admit(Admission::Ordinary, L, 0).unwrap().mode,
             Mode::Explicit
         );
         b.note_error();
         b.note_error();
-        assert_eq!(b, Block::Failed { wrote: false });
+        assert_eq!(b, Block::Failed);
         assert_eq!(
             b.admit(Admission::Ordinary, L, 0).unwrap_err().code,
             sqlstate::IN_FAILED_TRANSACTION
@@ -225,19 +291,9 @@ mod tests {
     fn outside_a_block_statements_are_implicit_and_errors_change_nothing() {
         let mut b = Block::Idle;
         b.note_error();
-        b.note_write();
         assert_eq!(b, Block::Idle);
         let t = b.admit(Admission::Ordinary, L, 0).unwrap();
         assert_eq!(t.mode, Mode::Implicit);
         assert!(t.lock_deadline > Instant::now());
-    }
-
-    #[test]
-    fn writes_are_remembered_through_failure() {
-        let mut b = Block::InBlock { wrote: false };
-        b.note_write();
-        b.note_error();
-        assert!(b.wrote());
-        assert_eq!(b, Block::Failed { wrote: true });
     }
 }

@@ -26,20 +26,24 @@ use super::utf8::InvalidText;
 use super::{encode, Connection};
 use crate::engine::{Engine, Prepared};
 use crate::error::{sqlstate, SqlError};
+use crate::txn::PlanView;
 use crate::types::SqlType;
 
 /// Parse: SQL text to a prepared statement, through the engine. One per
-/// connection, for the connection's notes of invalid text.
+/// connection, for the connection's notes of invalid text and the
+/// transaction it plans as (its block's own DDL included).
 pub(crate) struct Parser {
     engine: Engine,
     invalid_text: Arc<InvalidText>,
+    view: PlanView,
 }
 
 impl Parser {
-    pub(crate) fn new(engine: Engine, invalid_text: Arc<InvalidText>) -> Parser {
+    pub(crate) fn new(engine: Engine, invalid_text: Arc<InvalidText>, view: PlanView) -> Parser {
         Parser {
             engine,
             invalid_text,
+            view,
         }
     }
 }
@@ -64,7 +68,7 @@ impl QueryParser for Parser {
             .iter()
             .map(|t| t.as_ref().and_then(SqlType::from_pg_type))
             .collect();
-        let mut statements = self.engine.prepare(sql, &hints).await?;
+        let mut statements = self.engine.prepare_in(sql, &hints, self.view.get()).await?;
         if statements.len() > 1 {
             return Err(to_pgwire(SqlError::new(
                 sqlstate::SYNTAX_ERROR,

@@ -87,12 +87,15 @@ impl Service {
     pub fn connection(&self, refused: bool) -> (ConnectionHandlers, Activity) {
         let (busy, activity) = watch::channel(false);
         let invalid_text = Arc::new(utf8::InvalidText::default());
+        let view = crate::txn::PlanView::default();
         let connection = Arc::new(Connection {
             parser: Arc::new(extended::Parser::new(
                 self.shared.engine.clone(),
                 invalid_text.clone(),
+                view.clone(),
             )),
             invalid_text,
+            view,
             stop: crate::stop::Stop::default(),
             shared: self.shared.clone(),
             refused,
@@ -130,6 +133,9 @@ pub(crate) struct Connection {
     /// Query and Parse messages whose text was not UTF-8 (utf8::Utf8Guard).
     invalid_text: Arc<utf8::InvalidText>,
     parser: Arc<extended::Parser>,
+    /// The transaction its statements are planned as, kept in step with
+    /// the session's open block after every statement.
+    view: crate::txn::PlanView,
     /// Locked while a statement runs; never contended, since pgwire handles
     /// one message of a connection at a time.
     session: tokio::sync::Mutex<Session>,

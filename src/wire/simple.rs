@@ -95,7 +95,12 @@ impl SimpleQueryHandler for Connection {
                 // Each is planned just before it runs, so it sees the tables
                 // the statements before it created.
                 let prepared = interrupt
-                    .guard(self.shared.engine.prepare_statement(statement, query, &[]))
+                    .guard(self.shared.engine.prepare_statement(
+                        statement,
+                        query,
+                        &[],
+                        self.view.get(),
+                    ))
                     .await?;
                 self.run_simple(client, &prepared, &interrupt).await?;
             }

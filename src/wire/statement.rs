@@ -87,7 +87,10 @@ impl Connection {
                 &self.stop,
                 engine.execute_until(&mut session, prepared, params, &self.stop),
             )
-            .await?;
+            .await;
+        // Parse plans as the block's transaction from now on (or as none).
+        self.view.set(session.open.as_ref().map(|o| o.id));
+        let executed = executed?;
         for n in executed
             .notices
             .iter()

@@ -228,7 +228,7 @@ where
     client
         .query(sql, &[])
         .await
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+        .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
         .iter()
         .map(|r| r.get(0))
         .collect()

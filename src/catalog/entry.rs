@@ -1,0 +1,238 @@
+//! One catalog entry as the store keeps it: a table's committed definition
+//! and at most one transaction's pending change to it, the catalog's
+//! counterpart of a row's intent (docs/transactions.md, section 10).
+//!
+//! DDL inside a block writes its change as an intent of the block's
+//! transaction: that transaction sees it at once, everybody else sees the
+//! committed definition until the transaction record says committed, and an
+//! aborted (or rolled back) change is never seen by anyone.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+
+use super::TableDef;
+use crate::store::TxnId;
+
+/// A table's committed definition and a transaction's pending change.
+/// At least one of the two is present (an entry with neither is deleted).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Entry {
+    pub committed: Option<Arc<TableDef>>,
+    pub intent: Option<DefIntent>,
+}
+
+/// What a transaction will make of the table if it commits: a new
+/// definition, or None when it drops the table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefIntent {
+    pub txn: TxnId,
+    pub def: Option<Arc<TableDef>>,
+}
+
+/// The stored form. An entry without an intent is stored as the bare
+/// definition, as every entry was before transactional DDL, so old
+/// catalogs read unchanged.
+#[derive(Serialize, Deserialize)]
+#[serde(untagged)]
+enum Stored {
+    Plain(TableDef),
+    Pending {
+        committed: Option<TableDef>,
+        intent: StoredIntent,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+struct StoredIntent {
+    txn: TxnId,
+    def: Option<TableDef>,
+}
+
+impl Entry {
+    pub fn committed(def: Arc<TableDef>) -> Entry {
+        Entry {
+            committed: Some(def),
+            intent: None,
+        }
+    }
+
+    pub fn decode(text: &str) -> Result<Entry, serde_json::Error> {
+        Ok(match serde_json::from_str(text)? {
+            Stored::Plain(def) => Entry::committed(Arc::new(def)),
+            Stored::Pending { committed, intent } => Entry {
+                committed: committed.map(Arc::new),
+                intent: Some(DefIntent {
+                    txn: intent.txn,
+                    def: intent.def.map(Arc::new),
+                }),
+            },
+        })
+    }
+
+    pub fn encode(&self) -> Result<String, serde_json::Error> {
+        match (&self.committed, &self.intent) {
+            (Some(def), None) => serde_json::to_string(def.as_ref()),
+            (committed, intent) => serde_json::to_string(&Stored::Pending {
+                committed: committed.as_deref().cloned(),
+                intent: StoredIntent {
+                    txn: intent.as_ref().map(|i| i.txn).unwrap_or_default(),
+                    def: intent.as_ref().and_then(|i| i.def.as_deref().cloned()),
+                },
+            }),
+        }
+    }
+
+    /// The intent of a transaction other than `own`, if the entry has one.
+    pub fn foreign_intent(&self, own: Option<TxnId>) -> Option<&DefIntent> {
+        self.intent.as_ref().filter(|i| Some(i.txn) != own)
+    }
+
+    /// The definition a reader sees: its own transaction's intent, a
+    /// committed one's (`intent_committed`), else the committed definition.
+    pub fn visible(&self, own: Option<TxnId>, intent_committed: bool) -> Option<Arc<TableDef>> {
+        match &self.intent {
+            Some(i) if Some(i.txn) == own || intent_committed => i.def.clone(),
+            _ => self.committed.clone(),
+        }
+    }
+
+    /// The entry once its intent's transaction is decided: None when no
+    /// definition is left (the entry is deleted).
+    pub fn folded(&self, committed: bool) -> Option<Entry> {
+        self.visible(None, committed).map(Entry::committed)
+    }
+
+    /// Some definition the entry holds, for whatever needs a table to act
+    /// on while it waits for the entry's intent.
+    pub fn any_def(&self) -> Option<&Arc<TableDef>> {
+        self.committed
+            .as_ref()
+            .or_else(|| self.intent.as_ref().and_then(|i| i.def.as_ref()))
+    }
+}
+
+/// Storage that no surviving definition uses any more: what to remove once
+/// a change is decided or undone.
+#[derive(Debug, Default, PartialEq)]
+pub struct Garbage {
+    /// Tables whose rows go (their constraints' claims go with them).
+    pub tables: Vec<Arc<TableDef>>,
+    /// Claims of constraints that went, on tables that stay.
+    pub claims: Vec<String>,
+}
+
+/// What of `gone` (definitions a decision or undo left behind) is used by
+/// none of `kept`: a table by storage id, a constraint by claims id.
+pub fn garbage<'a>(
+    gone: impl IntoIterator<Item = &'a Arc<TableDef>>,
+    kept: &[&Arc<TableDef>],
+) -> Garbage {
+    let kept_tables: HashSet<&str> = kept.iter().map(|d| d.id.as_str()).collect();
+    let kept_claims: HashSet<&str> = kept
+        .iter()
+        .flat_map(|d| d.uniques.iter().map(|u| u.id.as_str()))
+        .collect();
+    let mut tables: HashMap<&str, &Arc<TableDef>> = HashMap::new();
+    let mut claims: Vec<String> = Vec::new();
+    for def in gone {
+        if !kept_tables.contains(def.id.as_str()) {
+            tables.entry(def.id.as_str()).or_insert(def);
+        }
+        for u in &def.uniques {
+            if !kept_claims.contains(u.id.as_str()) && !claims.contains(&u.id) {
+                claims.push(u.id.clone());
+            }
+        }
+    }
+    let mut tables: Vec<Arc<TableDef>> = tables.into_values().cloned().collect();
+    tables.sort_by(|a, b| a.id.cmp(&b.id));
+    Garbage { tables, claims }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{ColumnDef, UniqueDef};
+    use crate::types::SqlType;
+
+    fn def(id: &str, uniques: &[&str]) -> Arc<TableDef> {
+        Arc::new(TableDef {
+            name: "t".into(),
+            id: id.into(),
+            columns: vec![ColumnDef {
+                name: "a".into(),
+                ty: SqlType::Int8,
+                not_null: true,
+                default: None,
+            }],
+            primary_key: vec![0],
+            pkey_name: "t_pkey".into(),
+            uniques: uniques
+                .iter()
+                .map(|u| UniqueDef {
+                    name: u.to_string(),
+                    id: u.to_string(),
+                    columns: vec![0],
+                    nulls_not_distinct: false,
+                    is_index: true,
+                })
+                .collect(),
+            cql_table: None,
+        })
+    }
+
+    #[test]
+    fn a_plain_entry_reads_as_before_and_an_intent_round_trips() {
+        let plain = serde_json::to_string(def("t.1", &["u"]).as_ref()).unwrap();
+        assert_eq!(
+            Entry::decode(&plain).unwrap(),
+            Entry::committed(def("t.1", &["u"]))
+        );
+        let txn = uuid::Uuid::now_v7();
+        for intent_def in [None, Some(def("t.2", &[]))] {
+            for committed in [None, Some(def("t.1", &["u"]))] {
+                let e = Entry {
+                    committed,
+                    intent: Some(DefIntent {
+                        txn,
+                        def: intent_def.clone(),
+                    }),
+                };
+                assert_eq!(Entry::decode(&e.encode().unwrap()).unwrap(), e);
+            }
+        }
+    }
+
+    #[test]
+    fn only_the_owner_or_a_committed_decision_sees_the_intent() {
+        let (t, other) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
+        let e = Entry {
+            committed: None,
+            intent: Some(DefIntent {
+                txn: t,
+                def: Some(def("t.2", &[])),
+            }),
+        };
+        assert_eq!(e.visible(Some(t), false).unwrap().id, "t.2");
+        assert!(e.visible(Some(other), false).is_none());
+        assert!(e.visible(None, false).is_none());
+        assert_eq!(e.visible(None, true).unwrap().id, "t.2");
+        assert!(e.foreign_intent(Some(t)).is_none());
+        assert!(e.foreign_intent(None).is_some());
+        assert_eq!(e.folded(false), None);
+        assert_eq!(e.folded(true), Some(Entry::committed(def("t.2", &[]))));
+    }
+
+    #[test]
+    fn garbage_is_what_no_kept_definition_uses() {
+        let old = def("t.1", &["u1", "u2"]);
+        let same_table_fewer_indexes = def("t.1", &["u1"]);
+        let other_table = def("t.2", &["u3"]);
+        let g = garbage([&old, &other_table], &[&same_table_fewer_indexes]);
+        assert_eq!(g.tables, vec![other_table.clone()]);
+        assert_eq!(g.claims, vec!["u2".to_string(), "u3".to_string()]);
+        assert_eq!(garbage([&old], &[&old]), Garbage::default());
+    }
+}

@@ -1,0 +1,268 @@
+//! DDL inside a transaction block, as PostgreSQL has it: visible to the
+//! block at once, to other sessions only at COMMIT, gone at ROLLBACK (and
+//! after an error, or ROLLBACK TO a savepoint before it), together with the
+//! block's rows. A migration that fails half way leaves no table behind
+//! that would accept duplicates. (docs/transactions.md, section 10.)
+
+mod common;
+
+use std::time::Duration;
+
+use tokio_postgres::Client;
+
+async fn code(client: &Client, sql: &str) -> String {
+    let e = client.batch_execute(sql).await.unwrap_err();
+    e.as_db_error()
+        .unwrap_or_else(|| panic!("{sql}: {e}"))
+        .code()
+        .code()
+        .to_owned()
+}
+
+async fn ids(client: &Client, table: &str) -> Vec<i32> {
+    common::column(client, &format!("SELECT id FROM {table} ORDER BY id")).await
+}
+
+/// Runs `sql` on a task of its own (it waits for a holder); its SQLSTATE
+/// or "ok".
+fn spawned(client: Client, sql: &'static str) -> tokio::task::JoinHandle<(Client, String)> {
+    tokio::spawn(async move {
+        let r = match client.batch_execute(sql).await {
+            Ok(()) => "ok".to_owned(),
+            Err(e) => e
+                .as_db_error()
+                .map(|d| d.code().code().to_owned())
+                .unwrap_or_else(|| e.to_string()),
+        };
+        (client, r)
+    })
+}
+
+#[tokio::test]
+async fn a_migration_that_fails_half_way_leaves_no_table_behind() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute(
+        "BEGIN;
+         CREATE TABLE users (id integer PRIMARY KEY, email text NOT NULL);
+         INSERT INTO users VALUES (1, 'ann@x');",
+    )
+    .await
+    .unwrap();
+    // The next migration step fails: the block fails, and nothing of it stays.
+    assert_eq!(
+        code(&c, "INSERT INTO users VALUES (1, 'dup')").await,
+        "23505"
+    );
+    c.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(code(&c, "SELECT * FROM users").await, "42P01");
+    // Run again, whole: the table comes with its index, which then holds.
+    c.batch_execute(
+        "BEGIN;
+         CREATE TABLE users (id integer PRIMARY KEY, email text NOT NULL);
+         INSERT INTO users VALUES (1, 'ann@x');
+         CREATE UNIQUE INDEX users_email ON users (email);
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        code(&c, "INSERT INTO users VALUES (2, 'ann@x')").await,
+        "23505"
+    );
+    // An index build that meets a duplicate fails the block and undoes it.
+    c.batch_execute(
+        "BEGIN;
+         CREATE TABLE pets (id integer PRIMARY KEY, tag text);
+         INSERT INTO pets VALUES (1, 'x'), (2, 'x');",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        code(&c, "CREATE UNIQUE INDEX pets_tag ON pets (tag)").await,
+        "23505"
+    );
+    c.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(code(&c, "SELECT * FROM pets").await, "42P01");
+}
+
+#[tokio::test]
+async fn other_sessions_see_ddl_only_once_the_block_commits() {
+    let server = common::start().await;
+    let (a, b) = (server.connect().await, server.connect().await);
+    a.batch_execute(
+        "CREATE TABLE old (id integer PRIMARY KEY);
+         INSERT INTO old VALUES (1);
+         BEGIN;
+         CREATE TABLE fresh (id integer PRIMARY KEY, v text UNIQUE);
+         INSERT INTO fresh VALUES (1, 'a'), (2, 'b');
+         DROP TABLE old;",
+    )
+    .await
+    .unwrap();
+    // The block sees its own DDL, through both protocols.
+    assert_eq!(ids(&a, "fresh").await, vec![1, 2]);
+    let n: i64 = a
+        .query_one("SELECT count(*) FROM fresh WHERE id = $1", &[&1i32])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 1);
+    a.execute("INSERT INTO fresh VALUES ($1, $2)", &[&3i32, &"c"])
+        .await
+        .unwrap();
+    // (An error fails the block, as in PostgreSQL: look behind a savepoint.)
+    a.batch_execute("SAVEPOINT s").await.unwrap();
+    assert_eq!(code(&a, "SELECT * FROM old").await, "42P01");
+    a.batch_execute("ROLLBACK TO SAVEPOINT s").await.unwrap();
+    // Another session sees the catalog as it was.
+    assert_eq!(code(&b, "SELECT * FROM fresh").await, "42P01");
+    assert_eq!(ids(&b, "old").await, vec![1]);
+    a.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(ids(&b, "fresh").await, vec![1, 2, 3]);
+    assert_eq!(code(&b, "SELECT * FROM old").await, "42P01");
+    assert_eq!(code(&b, "INSERT INTO fresh VALUES (4, 'a')").await, "23505");
+}
+
+#[tokio::test]
+async fn rollback_undoes_drop_table_and_drop_index() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute(
+        "CREATE TABLE t (id integer PRIMARY KEY, v text);
+         CREATE UNIQUE INDEX t_v ON t (v);
+         INSERT INTO t VALUES (1, 'a');
+         BEGIN;
+         DROP INDEX t_v;
+         INSERT INTO t VALUES (2, 'a');
+         ROLLBACK;",
+    )
+    .await
+    .unwrap();
+    assert_eq!(code(&c, "INSERT INTO t VALUES (2, 'a')").await, "23505");
+    c.batch_execute("BEGIN; DROP TABLE t; ROLLBACK")
+        .await
+        .unwrap();
+    assert_eq!(ids(&c, "t").await, vec![1]);
+    assert_eq!(code(&c, "INSERT INTO t VALUES (2, 'a')").await, "23505");
+    // Committed, the drop frees the name and the keys.
+    c.batch_execute(
+        "BEGIN;
+         DROP TABLE t;
+         CREATE TABLE t (id integer PRIMARY KEY, v text UNIQUE);
+         INSERT INTO t VALUES (1, 'a');
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(&c, "t").await, vec![1]);
+    assert_eq!(code(&c, "INSERT INTO t VALUES (2, 'a')").await, "23505");
+}
+
+#[tokio::test]
+async fn rollback_to_a_savepoint_undoes_the_ddl_after_it() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute(
+        "BEGIN;
+         CREATE TABLE a (id integer PRIMARY KEY);
+         INSERT INTO a VALUES (1);
+         SAVEPOINT s;
+         CREATE TABLE b (id integer PRIMARY KEY);
+         DROP TABLE a;
+         ROLLBACK TO SAVEPOINT s;",
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(&c, "a").await, vec![1]);
+    assert_eq!(code(&c, "SELECT * FROM b").await, "42P01");
+    c.batch_execute("ROLLBACK TO SAVEPOINT s; SAVEPOINT t")
+        .await
+        .unwrap();
+    // A failed DDL statement after a savepoint takes back only what followed it.
+    assert_eq!(
+        code(&c, "CREATE TABLE a (id integer PRIMARY KEY)").await,
+        "42P07"
+    );
+    c.batch_execute(
+        "ROLLBACK TO SAVEPOINT t;
+         CREATE TABLE b (id integer PRIMARY KEY, v text UNIQUE);
+         COMMIT;",
+    )
+    .await
+    .unwrap();
+    assert_eq!(ids(&c, "a").await, vec![1]);
+    assert_eq!(ids(&c, "b").await, Vec::<i32>::new());
+}
+
+#[tokio::test]
+async fn a_unique_index_on_an_older_table_is_refused_inside_a_block() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute("CREATE TABLE t (id integer PRIMARY KEY, v text); BEGIN")
+        .await
+        .unwrap();
+    let e = c
+        .batch_execute("CREATE UNIQUE INDEX t_v ON t (v)")
+        .await
+        .unwrap_err();
+    let db = e.as_db_error().unwrap();
+    assert_eq!(db.code().code(), "25001");
+    assert!(db.hint().unwrap().contains("outside the block"), "{db:?}");
+    assert_eq!(code(&c, "SELECT 1").await, "25P02");
+    c.batch_execute("ROLLBACK; CREATE UNIQUE INDEX t_v ON t (v)")
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_concurrent_create_of_the_same_name_waits_for_the_holder() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    a.batch_execute("BEGIN; CREATE TABLE t (id integer PRIMARY KEY)")
+        .await
+        .unwrap();
+    // Rolled back: the waiter creates its table.
+    let waiter = spawned(
+        server.connect().await,
+        "CREATE TABLE t (id integer PRIMARY KEY, v text)",
+    );
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiter.is_finished(), "CREATE waits for the open block");
+    a.batch_execute("ROLLBACK").await.unwrap();
+    let (b, answer) = waiter.await.unwrap();
+    assert_eq!(answer, "ok");
+    b.batch_execute("INSERT INTO t VALUES (1, 'v')")
+        .await
+        .unwrap();
+    // Committed: the waiter finds the name taken.
+    a.batch_execute("BEGIN; CREATE TABLE u (id integer PRIMARY KEY)")
+        .await
+        .unwrap();
+    let waiter = spawned(b, "CREATE TABLE u (id integer PRIMARY KEY)");
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!waiter.is_finished());
+    a.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(waiter.await.unwrap().1, "42P07");
+}
+
+#[tokio::test]
+async fn a_dropped_connection_takes_its_ddl_with_it() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    a.batch_execute(
+        "BEGIN;
+         CREATE TABLE t (id integer PRIMARY KEY);
+         INSERT INTO t VALUES (1);",
+    )
+    .await
+    .unwrap();
+    drop(a);
+    let b = server.connect().await;
+    // The rollback runs as the connection goes: a CREATE of the name waits
+    // for it at most, then finds the name free.
+    b.batch_execute("CREATE TABLE t (id integer PRIMARY KEY)")
+        .await
+        .unwrap();
+    assert_eq!(ids(&b, "t").await, Vec::<i32>::new());
+}
