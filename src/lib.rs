@@ -20,10 +20,14 @@
 //!   points, so an interrupted write is undone rather than cut off.
 //! - [`engine`]: one statement as named stages: parse, plan, admit, bind,
 //!   run, each stage given one statement context (`engine::ctx`);
-//!   `engine::txn` mints, commits, aborts and trims transactions.
+//!   `engine::txn` mints, commits, aborts and trims transactions;
+//!   `engine::ddl` changes the catalog (waiting for another block's pending
+//!   change, folding decided ones, removing storage nothing names).
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
+//!   An entry may carry a block's pending change (`catalog::entry`), seen
+//!   by others once its transaction commits: DDL is transactional.
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),
 //!   with its exhaustive model check beside it (`claims::model`, tests only);
 //!   `claims::intents` (transaction ids, what an intent means to whoever

@@ -36,11 +36,16 @@ impl Proxy {
         }
     }
 
+    /// Runs each statement of `sql` in turn, planned as the session's
+    /// open block (if any) sees the tables, as the wire layer does.
     async fn run(&mut self, sql: &str) -> Result<(), SqlError> {
-        for p in self.engine.prepare(sql, &[]).await? {
-            self.engine
-                .execute(&mut self.session, &p, Vec::new())
-                .await?;
+        for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
+            let own = self.session.open.as_ref().map(|o| o.id);
+            for p in self.engine.prepare_in(statement, &[], own).await? {
+                self.engine
+                    .execute(&mut self.session, &p, Vec::new())
+                    .await?;
+            }
         }
         Ok(())
     }
@@ -121,5 +126,75 @@ async fn a_store_error_from_a_dropped_table_refreshes_the_catalog_at_once() {
     assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'x')").await, "53000");
     assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'x')").await, "ok");
     assert_eq!(b.code_of("INSERT INTO t VALUES (3, 'x')").await, "23505");
+    test.cleanup().await;
+}
+
+/// DDL in a block is a pending change of its transaction: other proxies
+/// keep the committed catalog until it commits, then see all of it.
+#[tokio::test]
+async fn ddl_in_a_block_reaches_other_proxies_at_commit() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let (mut a, mut b) = (Proxy::new(&test), Proxy::new(&test));
+    a.run(
+        "CREATE TABLE old (id int PRIMARY KEY);
+         INSERT INTO old VALUES (1);
+         BEGIN;
+         CREATE TABLE t (id int PRIMARY KEY, k text UNIQUE);
+         INSERT INTO t VALUES (1, 'x');
+         DROP TABLE old",
+    )
+    .await
+    .unwrap();
+    tokio::time::sleep(REFRESH * 2).await;
+    assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'y')").await, "42P01");
+    assert_eq!(b.code_of("INSERT INTO old VALUES (2)").await, "ok");
+    a.run("COMMIT").await.unwrap();
+    tokio::time::sleep(REFRESH * 2).await;
+    assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'x')").await, "23505");
+    assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'y')").await, "ok");
+    assert_eq!(b.code_of("INSERT INTO old VALUES (3)").await, "42P01");
+    test.cleanup().await;
+}
+
+/// A proxy that dies inside a block of DDL leaves none of it visible; a
+/// CREATE of the same name on another proxy waits for it, aborts its
+/// transaction once its proxy has been silent for a lease, and proceeds.
+#[tokio::test]
+async fn a_proxy_that_dies_inside_a_ddl_block_leaves_nothing() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let lease = Duration::from_millis(300);
+    let short = |test: &TestStore| {
+        let config = EngineConfig {
+            catalog_refresh: Some(REFRESH),
+            lease,
+            ..EngineConfig::default()
+        };
+        Proxy {
+            engine: Engine::new(test.store.clone(), config),
+            session: Session::new("keyclaim", "keyclaim", &HashMap::new()),
+        }
+    };
+    let (mut a, mut b) = (short(&test), short(&test));
+    a.run(
+        "BEGIN;
+         CREATE TABLE t (id int PRIMARY KEY, k text UNIQUE);
+         INSERT INTO t VALUES (1, 'x')",
+    )
+    .await
+    .unwrap();
+    // Dies: no ROLLBACK, no heartbeat from now on.
+    std::mem::forget(a.session);
+    drop(a.engine);
+    assert_eq!(b.code_of("SELECT * FROM t").await, "42P01");
+    let started = std::time::Instant::now();
+    b.run("CREATE TABLE t (id int PRIMARY KEY, k text)")
+        .await
+        .unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    b.run("INSERT INTO t VALUES (1, 'x'), (2, 'x')")
+        .await
+        .unwrap();
     test.cleanup().await;
 }
