@@ -95,6 +95,24 @@ async fn read_by(
     Ok(row.map(|r| (pk, r)))
 }
 
+/// The primary key of the row holding unique key `unique` of `values`, as
+/// this statement sees the rows (ON CONFLICT looks for its arbiter's
+/// conflict this way).
+pub(crate) async fn holder(
+    store: &dyn Store,
+    view: &ReadView,
+    t: &TableDef,
+    unique: usize,
+    values: &[Value],
+) -> SqlResult<Option<Vec<u8>>> {
+    let Some(key) = t.uniques[unique].key_of(values) else {
+        return Ok(None);
+    };
+    Ok(read_by(store, view, t, By::Unique(unique), key)
+        .await?
+        .map(|(pk, _)| pk))
+}
+
 /// Row `pk` as this statement sees it (`ReadView`); None when absent or dead.
 async fn visible(
     store: &dyn Store,

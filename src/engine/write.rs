@@ -352,19 +352,31 @@ impl StmtCtx<'_> {
                     unique: Some(n),
                     owner,
                 }) => {
-                    // PostgreSQL checks the primary key first: if our row's key
-                    // is taken too, that is the violation it reports.
-                    if self.live(w, &pk).await? {
+                    // PostgreSQL looks for conflicts on the arbiter first: one
+                    // there is handled (DO UPDATE on that row) whatever else
+                    // conflicts. Otherwise it checks the primary key first: if
+                    // our row's key is taken too, that is the violation it
+                    // reports.
+                    let target = Target::Unique(n);
+                    if arbiter(&plan.on_conflict, target).is_some() {
+                        (target, owner)
+                    } else if self.live(w, &pk).await? {
                         (Target::Pkey, pk.clone())
                     } else {
-                        (Target::Unique(n), owner)
+                        (target, owner)
                     }
                 }
-                Err(WriteError::Duplicate {
-                    unique: None,
-                    owner,
-                }) => (Target::Pkey, owner),
-                Err(WriteError::ThisRow) => (Target::Pkey, pk.clone()),
+                // The primary key is taken (by another row, or by this very
+                // row holding our unique values already).
+                Err(e @ (WriteError::Duplicate { unique: None, .. } | WriteError::ThisRow)) => {
+                    match self.arbiter_conflict(w, plan, &values).await? {
+                        Some(found) => found,
+                        None => match e {
+                            WriteError::Duplicate { owner, .. } => (Target::Pkey, owner),
+                            _ => (Target::Pkey, pk.clone()),
+                        },
+                    }
+                }
                 Err(WriteError::Sql(e)) => return Err(e),
             };
             let Some(oc) = arbiter(&plan.on_conflict, target) else {
@@ -415,6 +427,32 @@ impl StmtCtx<'_> {
                 Err(e) => return Err(self.write_error(t, e, &values)),
             }
         }
+    }
+
+    /// A conflict on the ON CONFLICT clause's unique targets, when the row's
+    /// primary key is not among them: PostgreSQL looks for those first, so a
+    /// row found there is the one DO UPDATE (or DO NOTHING) acts on, even
+    /// though the primary key is taken too.
+    async fn arbiter_conflict(
+        &self,
+        w: &RowWrite<'_>,
+        plan: &InsertPlan,
+        values: &[Value],
+    ) -> SqlResult<Option<(Target, Vec<u8>)>> {
+        let Some(targets) = plan.on_conflict.as_ref().and_then(|oc| oc.targets.as_ref()) else {
+            return Ok(None);
+        };
+        if targets.contains(&Target::Pkey) {
+            return Ok(None);
+        }
+        for target in targets {
+            let Target::Unique(n) = *target else { continue };
+            let found = read::holder(w.store, &self.reads, w.table, n, values).await?;
+            if let Some(owner) = found {
+                return Ok(Some((*target, owner)));
+            }
+        }
+        Ok(None)
     }
 
     async fn live(&self, w: &RowWrite<'_>, pk: &[u8]) -> SqlResult<bool> {

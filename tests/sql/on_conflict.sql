@@ -14,3 +14,15 @@ INSERT INTO counters (name, hits) VALUES ('z', 1) ON CONFLICT (hits) DO NOTHING;
 INSERT INTO counters (name, hits) VALUES ('z', 1) ON CONFLICT ON CONSTRAINT nope DO NOTHING;
 SELECT * FROM counters ORDER BY name;
 DROP TABLE counters;
+-- A conflict on the arbiter is handled even when the row's primary key is
+-- taken too (an upsert carrying the existing row's own id, as asyncpg and
+-- TypeORM send), or taken by another row.
+CREATE TABLE people (id integer PRIMARY KEY, email text UNIQUE, name text);
+INSERT INTO people VALUES (1, 'a@x', 'Ann'), (2, 'b@x', 'Bob');
+INSERT INTO people VALUES (1, 'a@x', 'Anne') ON CONFLICT (email) DO UPDATE SET name = EXCLUDED.name RETURNING *;
+INSERT INTO people VALUES (2, 'a@x', 'Anna') ON CONFLICT (email) DO UPDATE SET name = EXCLUDED.name RETURNING *;
+INSERT INTO people VALUES (2, 'c@x', 'Cy') ON CONFLICT (email) DO UPDATE SET name = EXCLUDED.name;
+INSERT INTO people VALUES (2, 'a@x', 'Al') ON CONFLICT (id) DO UPDATE SET name = EXCLUDED.name RETURNING *;
+INSERT INTO people VALUES (3, 'b@x', 'Bo') ON CONFLICT (id) DO NOTHING;
+SELECT * FROM people ORDER BY id;
+DROP TABLE people;
