@@ -43,6 +43,16 @@ fn spawn(node: &str, keyspace: &str, port: u16) -> Child {
         .expect("keyclaim starts")
 }
 
+/// A keyclaim process that is killed when the test ends, however it ends.
+struct Proc(Child);
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 async fn connect(port: u16) -> tokio_postgres::Client {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -245,5 +255,117 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
     let _ = c.kill();
     let _ = b.wait();
     let _ = c.wait();
+    store.cleanup().await;
+}
+
+/// A process killed with transaction blocks open (rows written, a table
+/// created) leaves none of them visible; their rows, unique values and
+/// table name are free again within a few leases, for another process.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
+    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
+        eprintln!(
+            "skipped: needs {} (processes must share a store that outlives them)",
+            common::CASSANDRA_ENV
+        );
+        return;
+    };
+    let mut config = Config::default();
+    common::configure_store(&mut config);
+    let store = common::TestStore::open(&config).await;
+    let keyspace = config.store.keyspace.clone();
+    let (pa, pb) = (free_port(), free_port());
+    let mut a = Proc(spawn(&node, &keyspace, pa));
+    let _b = Proc(spawn(&node, &keyspace, pb));
+    let admin = connect(pb).await;
+    admin
+        .batch_execute(
+            "CREATE TABLE acct (id integer PRIMARY KEY, email text UNIQUE, bal integer NOT NULL);
+             INSERT INTO acct VALUES (1, 'a@x', 100), (2, 'b@x', 100), (3, 'c@x', 100), (4, 'd@x', 100)",
+        )
+        .await
+        .unwrap();
+    // On the doomed process: one committed transfer, then open blocks that
+    // move money, take new unique values and create a table.
+    let victim = connect(pa).await;
+    victim
+        .batch_execute(
+            "BEGIN;
+             UPDATE acct SET bal = bal - 10 WHERE id = 1;
+             UPDATE acct SET bal = bal + 10 WHERE id = 2;
+             COMMIT",
+        )
+        .await
+        .unwrap();
+    let mut open = Vec::new();
+    for k in 0..3 {
+        let c = connect(pa).await;
+        c.batch_execute(&format!(
+            "BEGIN;
+             UPDATE acct SET bal = bal - 50 WHERE id = {from};
+             UPDATE acct SET bal = bal + 50 WHERE id = {to};
+             INSERT INTO acct VALUES ({id}, 'new{k}@x', 0);
+             CREATE TABLE made{k} (id integer PRIMARY KEY);
+             INSERT INTO made{k} VALUES (1)",
+            from = k + 1,
+            to = (k + 1) % 4 + 1,
+            id = 100 + k,
+        ))
+        .await
+        .unwrap();
+        open.push(c);
+    }
+    a.0.kill().unwrap();
+    a.0.wait().unwrap();
+    let started = Instant::now();
+    // Everything the open blocks touched is usable again: each statement
+    // waits for the dead transactions at most until their lease ends.
+    for k in 0..3 {
+        admin
+            .batch_execute(&format!(
+                "UPDATE acct SET bal = bal WHERE id = {};
+                 INSERT INTO acct VALUES ({}, 'new{k}@x', 0);
+                 CREATE TABLE made{k} (id integer PRIMARY KEY, v text)",
+                k + 1,
+                200 + k,
+            ))
+            .await
+            .unwrap();
+    }
+    let freed = started.elapsed();
+    assert!(
+        freed < Duration::from_millis(LEASE_MS * 10),
+        "the dead transactions held their keys for {freed:?}"
+    );
+    let rows = admin
+        .query("SELECT id, bal FROM acct ORDER BY id", &[])
+        .await
+        .unwrap();
+    let balances: Vec<(i32, i32)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(
+        balances,
+        vec![
+            (1, 90),
+            (2, 110),
+            (3, 100),
+            (4, 100),
+            (200, 0),
+            (201, 0),
+            (202, 0)
+        ],
+        "only the committed transfer and the survivor's rows are there"
+    );
+    for k in 0..3 {
+        let made = admin
+            .query(&format!("SELECT * FROM made{k}"), &[])
+            .await
+            .unwrap();
+        assert!(
+            made.is_empty(),
+            "made{k} is the survivor's new, empty table"
+        );
+    }
+    eprintln!("crash_process: 3 open transactions of a killed process freed after {freed:?}");
+    drop(open);
     store.cleanup().await;
 }

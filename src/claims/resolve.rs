@@ -196,13 +196,23 @@ async fn claim_one(
     }
 }
 
-/// Read the owner row (SERIAL) and decide: backed, in flight, or stale.
-async fn resolve(
+/// What the owner row, as this writer sees it, says of a claim.
+enum Backing {
+    /// It holds the key: the claim stands (`Taken` or `ThisRow`).
+    Backed(Resolution),
+    /// An undecided transaction is writing it.
+    InFlight,
+    /// It does not hold the key; the row as read (for a fence).
+    Unbacked(Option<RowRecord>),
+}
+
+/// Read the owner row (SERIAL) and see whether it backs the claim.
+async fn backing(
     w: &RowWrite<'_>,
     k: &KeyClaim,
     existing: &ClaimRecord,
     my_owner: &[u8],
-) -> Result<Resolution, WriteError> {
+) -> Result<Backing, WriteError> {
     let constraint = &w.table.uniques[k.unique];
     let (row, _) = with_retries(w.cfg, w.stats, || {
         w.store.read_row(w.table, &existing.owner)
@@ -226,7 +236,7 @@ async fn resolve(
             }
             None => match intents::settle(w, &existing.owner, r.clone()).await? {
                 Settled::Ready(view) => Some(view),
-                Settled::Busy(_) => return Ok(Resolution::InFlight),
+                Settled::Busy(_) => return Ok(Backing::InFlight),
             },
         },
         None => None,
@@ -234,17 +244,33 @@ async fn resolve(
     let backed = view
         .as_ref()
         .is_some_and(|r| constraint.backed_by(&k.key, r));
-    if backed {
-        return Ok(if existing.owner == my_owner {
-            Resolution::ThisRow
-        } else {
-            Resolution::Taken {
-                owner: existing.owner.clone(),
-            }
-        });
+    if !backed {
+        return Ok(Backing::Unbacked(row));
     }
+    Ok(Backing::Backed(if existing.owner == my_owner {
+        Resolution::ThisRow
+    } else {
+        Resolution::Taken {
+            owner: existing.owner.clone(),
+        }
+    }))
+}
+
+/// Read the owner row (SERIAL) and decide: backed, in flight, or stale.
+async fn resolve(
+    w: &RowWrite<'_>,
+    k: &KeyClaim,
+    existing: &ClaimRecord,
+    my_owner: &[u8],
+) -> Result<Resolution, WriteError> {
+    let constraint = &w.table.uniques[k.unique];
+    let row = match backing(w, k, existing, my_owner).await? {
+        Backing::Backed(resolution) => return Ok(resolution),
+        Backing::InFlight => return Ok(Resolution::InFlight),
+        Backing::Unbacked(row) => row,
+    };
     if intents::is_transaction(&existing.txn) {
-        return transaction_claim(w, k, existing).await;
+        return transaction_claim(w, k, existing, my_owner).await;
     }
     let holder_birth = txn_birth_ms(&existing.txn);
     let expired = now_ms().saturating_sub(holder_birth) >= w.cfg.lease.as_millis() as u64;
@@ -267,19 +293,38 @@ async fn resolve(
 /// decided (its record, not a fence, stops it), in flight while it may
 /// still be running, aborted once its proxy is gone. A transaction's own
 /// claim naming a row that no longer backs it is simply taken back.
+///
+/// The owner row was read before the record: a transaction that wrote the
+/// row (backing the claim) and committed in between would look committed
+/// and unbacked. So a committed decision is checked against the row read
+/// again after it; a decided transaction writes no more, so that reading
+/// is final for its part (found by the model check, `model::found`).
 async fn transaction_claim(
     w: &RowWrite<'_>,
     k: &KeyClaim,
     existing: &ClaimRecord,
+    my_owner: &[u8],
 ) -> Result<Resolution, WriteError> {
     let constraint = &w.table.uniques[k.unique];
-    let stale = Some(existing.txn) == w.own
-        || match intents::decision(w, existing.txn).await? {
-            Decision::Committed | Decision::Aborted => true,
-            Decision::Undecided => intents::abort_if_gone(w, existing.txn).await?.is_some(),
-        };
-    if !stale {
-        return Ok(Resolution::InFlight);
+    let committed = if Some(existing.txn) == w.own {
+        Some(false)
+    } else {
+        match intents::decision(w, existing.txn).await? {
+            Decision::Committed => Some(true),
+            Decision::Aborted => Some(false),
+            Decision::Undecided => intents::abort_if_gone(w, existing.txn)
+                .await?
+                .map(|status| status == crate::store::TxnStatus::Committed),
+        }
+    };
+    match committed {
+        None => return Ok(Resolution::InFlight),
+        Some(true) => match backing(w, k, existing, my_owner).await? {
+            Backing::Backed(resolution) => return Ok(resolution),
+            Backing::InFlight => return Ok(Resolution::InFlight),
+            Backing::Unbacked(_) => {}
+        },
+        Some(false) => {}
     }
     let _ = w
         .store

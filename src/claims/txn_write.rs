@@ -273,6 +273,12 @@ pub async fn undo(
 /// Release the claims `undone` made that the rows of `kept` do not need.
 /// A claim a kept row needs but an undone write had moved to another row
 /// of the transaction (it freed the value, then reused it) is pointed back.
+///
+/// A row the undo puts back to an earlier write needs that write's claims
+/// again, whatever the undone writes claimed: while the row held another
+/// value, a statement of the transaction that then failed may have taken
+/// the unbacked claim over and released it, and a failed statement is not
+/// in the log (found by the model check, `model::found`).
 async fn release_unneeded(
     store: &dyn Store,
     own: TxnId,
@@ -282,6 +288,8 @@ async fn release_unneeded(
     let needed = needed_keys(kept);
     let mut seen = HashSet::new();
     let mut result = Ok(());
+    let lost =
+        || Err("a unique value the transaction still needs could not be claimed again".into());
     for e in undone {
         for k in &e.write.claimed {
             let id = e.table.uniques[k.unique].id.clone();
@@ -291,23 +299,51 @@ async fn release_unneeded(
             }
             let _ = store.delete_claim(&key.0, &key.1, own).await;
             if let Some(owner) = needed.get(&key) {
-                let claim = crate::store::ClaimRecord {
-                    owner: owner.clone(),
-                    txn: own,
-                };
-                if !matches!(
-                    store.insert_claim(&key.0, &key.1, claim).await,
-                    Ok(Cas::Applied)
-                ) {
-                    result = Err(
-                        "a unique value the transaction still needs could not be claimed again"
-                            .into(),
-                    );
+                if !claim_again(store, own, &key, owner).await {
+                    result = lost();
                 }
             }
         }
     }
+    let restored: HashSet<(&str, &[u8])> = per_row(undone)
+        .into_iter()
+        .map(|(_, last)| (last.table.id.as_str(), last.pk.as_slice()))
+        .collect();
+    for (_, last) in per_row(kept) {
+        if !restored.contains(&(last.table.id.as_str(), last.pk.as_slice())) {
+            continue;
+        }
+        let Some(after) = last.write.after() else {
+            continue;
+        };
+        for k in keys_of(&last.table, &after.values) {
+            let key = (last.table.uniques[k.unique].id.clone(), k.key);
+            if seen.insert(key.clone()) && !claim_again(store, own, &key, &last.pk).await {
+                result = lost();
+            }
+        }
+    }
     result
+}
+
+/// Make sure the transaction holds `key` for row `owner`: claim it, or find
+/// it claimed so already. False when another holds it or the store did not
+/// say.
+async fn claim_again(
+    store: &dyn Store,
+    own: TxnId,
+    (constraint, key): &(String, Vec<u8>),
+    owner: &[u8],
+) -> bool {
+    let claim = crate::store::ClaimRecord {
+        owner: owner.to_vec(),
+        txn: own,
+    };
+    match store.insert_claim(constraint, key, claim).await {
+        Ok(Cas::Applied) => true,
+        Ok(Cas::NotApplied(Some(held))) => held.txn == own && held.owner == owner,
+        _ => false,
+    }
 }
 
 /// After the transaction is decided: fold its intents into the committed
