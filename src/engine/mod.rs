@@ -11,6 +11,7 @@ mod adopt;
 mod ctx;
 mod ddl;
 mod env;
+mod lock;
 mod read;
 mod select;
 mod txn;
@@ -404,7 +405,7 @@ impl Engine {
         };
         // A READ ONLY block writes nothing.
         if txn.mode == Mode::Explicit
-            && prepared.plan.kind() != "select"
+            && (prepared.plan.kind() != "select" || prepared.plan.locks_rows())
             && session.setting("transaction_read_only").as_deref() == Some("on")
         {
             return Err(SqlError::new(
@@ -424,6 +425,8 @@ impl Engine {
         let open = match (txn.mode, prepared.plan.kind()) {
             _ if own_transaction => Some(OpenTxn::new(inner.peers.begin())),
             (Mode::Explicit, "insert" | "update" | "delete") => Some(self.open_for_write(session)),
+            // Row locks are intents of the block's transaction.
+            (Mode::Explicit, _) if prepared.plan.locks_rows() => Some(self.open_for_write(session)),
             (Mode::Explicit, _) => session.open.clone(),
             (Mode::Implicit, _) => None,
         };
