@@ -337,23 +337,59 @@ impl Planner<'_> {
                 "use a single-table SELECT",
             ));
         }
-        let select =
-            match q.body.as_ref() {
-                ast::SetExpr::Select(s) => s,
-                _ => return Err(SqlError::unsupported(
+        // What PostgreSQL refuses to lock, it refuses with its own words.
+        let lock_refused = |with: &str| {
+            q.locks.first().map(|first| {
+                let what = locking::clause(first).strength.clause();
+                SqlError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!("{what} is not allowed with {with}"),
+                )
+            })
+        };
+        let select = match q.body.as_ref() {
+            ast::SetExpr::Select(s) => s,
+            body => {
+                if let ast::SetExpr::SetOperation { .. } = body {
+                    if let Some(e) = lock_refused("UNION/INTERSECT/EXCEPT") {
+                        return Err(e);
+                    }
+                }
+                return Err(SqlError::unsupported(
                     "this form of query is not supported",
                     "keyclaim runs single-table SELECT ... FROM t WHERE ... ORDER BY ... LIMIT ...",
-                )),
+                ));
+            }
+        };
+        let grouped =
+            !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty());
+        if select.distinct.is_some() || select.having.is_some() || grouped {
+            let with = if select.distinct.is_some() {
+                "DISTINCT clause"
+            } else if grouped {
+                "GROUP BY clause"
+            } else {
+                "HAVING clause"
             };
-        if select.distinct.is_some()
-            || select.having.is_some()
-            || !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
-        {
-            return Err(SqlError::unsupported(
-                "DISTINCT, GROUP BY and HAVING are not supported",
-                "keyclaim supports count(*) over a filtered table; aggregate in the application",
-            ));
+            return Err(lock_refused(with).unwrap_or_else(|| {
+                SqlError::unsupported(
+                    "DISTINCT, GROUP BY and HAVING are not supported",
+                    "keyclaim supports count(*) over a filtered table; aggregate in the application",
+                )
+            }));
         }
+        let joined = || {
+            match q.locks.first() {
+            Some(first) => SqlError::unsupported(
+                format!(
+                    "{} with joins or subqueries is not supported",
+                    locking::clause(first).strength.clause()
+                ),
+                "lock each table's rows with a single-table SELECT ... FOR UPDATE, and join in the application",
+            ),
+            None => join_unsupported(),
+        }
+        };
         let (table, qualifier) = match select.from.as_slice() {
             [] => (None, None),
             [twj] if twj.joins.is_empty() => match &twj.relation {
@@ -363,9 +399,9 @@ impl Planner<'_> {
                     let q = alias.as_ref().map(|a| ident(&a.name)).unwrap_or(t);
                     (Some(def), Some(q))
                 }
-                _ => return Err(join_unsupported()),
+                _ => return Err(joined()),
             },
-            _ => return Err(join_unsupported()),
+            _ => return Err(joined()),
         };
         let tdef = table.clone();
         let mut c = self.compiler(tdef.as_deref(), qualifier.clone(), false);
