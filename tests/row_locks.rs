@@ -503,3 +503,75 @@ async fn a_read_only_block_refuses_row_locks() {
         c.batch_execute("ROLLBACK").await.unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_waiting_lock_ends_at_statement_timeout_or_cancel() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    let b = server.connect().await;
+    setup(&a).await;
+    a.batch_execute("BEGIN; UPDATE acct SET bal = 0 WHERE id = 1")
+        .await
+        .unwrap();
+    // Outside a block.
+    b.batch_execute("SET statement_timeout = '200ms'")
+        .await
+        .unwrap();
+    assert_eq!(
+        error(&b, "SELECT * FROM acct WHERE id = 1 FOR UPDATE")
+            .await
+            .0,
+        "57014"
+    );
+    // Inside a block, having locked row 2 first: the block fails, and the
+    // lock on row 2 goes with it.
+    b.batch_execute("SET statement_timeout = 0; BEGIN; SELECT * FROM acct WHERE id = 2 FOR UPDATE")
+        .await
+        .unwrap();
+    let cancel = b.cancel_token();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        cancel.cancel_query(tokio_postgres::NoTls).await.unwrap();
+    });
+    assert_eq!(
+        error(&b, "SELECT * FROM acct ORDER BY id FOR UPDATE").await,
+        (
+            "57014".to_owned(),
+            "canceling statement due to user request".to_owned()
+        )
+    );
+    canceller.await.unwrap();
+    assert_eq!(error(&b, "SELECT 1").await.0, "25P02");
+    a.batch_execute("UPDATE acct SET bal = 2 WHERE id = 2")
+        .await
+        .unwrap();
+    b.batch_execute("ROLLBACK").await.unwrap();
+    a.batch_execute("COMMIT").await.unwrap();
+    assert_eq!(
+        ints(&b, "SELECT bal FROM acct ORDER BY id FOR UPDATE").await,
+        vec![0, 2]
+    );
+}
+
+#[tokio::test]
+async fn locking_what_keyclaim_cannot_lock_is_refused_with_a_hint() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    setup(&c).await;
+    for sql in [
+        "SELECT a.id FROM acct a JOIN acct b ON a.id = b.id FOR UPDATE",
+        "SELECT id FROM acct, acct b FOR UPDATE OF acct",
+        "SELECT id FROM (SELECT id FROM acct) s FOR NO KEY UPDATE",
+    ] {
+        let e = c.batch_execute(sql).await.unwrap_err();
+        let db = e.as_db_error().unwrap();
+        assert_eq!(db.code().code(), "0A000", "{sql}");
+        assert!(
+            db.message()
+                .ends_with("with joins or subqueries is not supported"),
+            "{sql}: {}",
+            db.message()
+        );
+        assert!(db.hint().unwrap().contains("single-table SELECT"), "{sql}");
+    }
+}
