@@ -320,17 +320,27 @@ async fn rollback_and_rollback_to_free_the_rows() {
     let (b, result) = waiting.await.unwrap();
     assert_eq!(result, Ok(vec![1]));
     // A lock taken after a savepoint goes with ROLLBACK TO; one taken
-    // before it stays.
+    // before it stays, also when the row was written after the savepoint.
     a.batch_execute(
         "BEGIN; SELECT * FROM acct WHERE id = 1 FOR UPDATE;
-         SAVEPOINT s; SELECT * FROM acct WHERE id = 2 FOR UPDATE; ROLLBACK TO s",
+         SAVEPOINT s; SELECT * FROM acct WHERE id = 2 FOR UPDATE;
+         UPDATE acct SET bal = 99 WHERE id = 1; ROLLBACK TO s",
     )
     .await
     .unwrap();
     b.batch_execute("UPDATE acct SET bal = 2 WHERE id = 2")
         .await
         .unwrap();
-    let waiting = spawned(b, "UPDATE acct SET bal = 2 WHERE id = 1 RETURNING bal");
+    assert_eq!(
+        error(&b, "SELECT * FROM acct WHERE id = 1 FOR UPDATE NOWAIT")
+            .await
+            .0,
+        "55P03"
+    );
+    let waiting = spawned(
+        b,
+        "UPDATE acct SET bal = bal + 1 WHERE id = 1 RETURNING bal",
+    );
     settle().await;
     assert!(
         !waiting.is_finished(),
@@ -338,7 +348,7 @@ async fn rollback_and_rollback_to_free_the_rows() {
     );
     a.batch_execute("COMMIT").await.unwrap();
     let (b, result) = waiting.await.unwrap();
-    assert_eq!(result, Ok(vec![2]));
+    assert_eq!(result, Ok(vec![2]), "the update taken back left 1");
     assert_eq!(
         ints(&b, "SELECT bal FROM acct ORDER BY id").await,
         vec![2, 2]
