@@ -585,3 +585,22 @@ async fn locking_what_keyclaim_cannot_lock_is_refused_with_a_hint() {
         assert!(db.hint().unwrap().contains("single-table SELECT"), "{sql}");
     }
 }
+
+#[tokio::test]
+async fn a_lock_outside_a_block_holds_nothing_so_it_waits_past_deadlock_timeout() {
+    let server = common::start().await;
+    let a = server.connect().await;
+    let b = server.connect().await;
+    setup(&a).await;
+    a.batch_execute("BEGIN; UPDATE acct SET bal = 5 WHERE id = 1")
+        .await
+        .unwrap();
+    // The older block holds row 1 for longer than deadlock_timeout (1 s):
+    // a waiter that holds nothing cannot be in a cycle, and waits on.
+    let waiting = spawned(b, "SELECT bal FROM acct WHERE id = 1 FOR UPDATE");
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    assert!(!waiting.is_finished(), "still waiting, no 40P01");
+    a.batch_execute("COMMIT").await.unwrap();
+    let (_, result) = waiting.await.unwrap();
+    assert_eq!(result, Ok(vec![5]));
+}

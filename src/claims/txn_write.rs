@@ -135,7 +135,9 @@ async fn settle_for_lock(
     if_busy: IfBusy,
     mut qualifies: impl FnMut(&RowRecord) -> Result<bool, WriteError>,
 ) -> Result<Locked, WriteError> {
-    let mut wait = Wait::default();
+    // It writes nothing, so it holds nothing anyone waits for: it waits as
+    // long as the lock timeout allows, whatever the holder's age.
+    let mut wait = Wait::holding_nothing();
     loop {
         before_retry(w)?;
         let raw = match observed.take() {
