@@ -76,10 +76,10 @@ pub(crate) async fn run(
     // point, and the block takes back what the statement locked.
     let _writing = ctx.open.as_ref().and(ctx.stop).map(Stop::writing);
     let mut held: Vec<Vec<Value>> = Vec::new();
-    while let Some((pk, row)) = found.try_next().await? {
-        if wanted.is_some_and(|n| held.len() >= n) {
+    while wanted.is_none_or(|n| held.len() < n) {
+        let Some((pk, row)) = found.try_next().await? else {
             break;
-        }
+        };
         stop::check(ctx.stop)?;
         // A row found without an intent is the partition as read: lock
         // from it, without reading it again.
@@ -103,15 +103,17 @@ pub(crate) async fn run(
             Locked::Gone | Locked::Skipped => {}
         }
     }
-    let rows: Vec<SqlResult<Vec<Value>>> = held
+    // Projected now, so that an error fails the statement (and the block
+    // takes back its locks) rather than the stream.
+    let rows = held
         .iter()
         .skip(offset)
         .take(limit.unwrap_or(usize::MAX))
         .map(|values| project(exprs, Some(values), &ctx.params, &ctx.env))
-        .collect();
+        .collect::<SqlResult<Vec<_>>>()?;
     Ok(Outcome::Rows {
         columns,
-        rows: stream::iter(rows).boxed(),
+        rows: stream::iter(rows.into_iter().map(Ok)).boxed(),
         tag: "SELECT".into(),
     })
 }

@@ -46,6 +46,12 @@ SELECT id FROM jobs WHERE id = 1 FOR UPDATE;
 SELECT count(*) FROM jobs FOR UPDATE;
 SELECT 1;
 COMMIT;
+BEGIN;
+SAVEPOINT s;
+SELECT id, 10 / (run_at - 10) FROM jobs WHERE queue = 'mail' ORDER BY id FOR UPDATE;
+ROLLBACK TO s;
+SELECT id FROM jobs WHERE id = 2 FOR UPDATE;
+COMMIT;
 -- A READ ONLY block refuses every strength, even with nothing to lock.
 BEGIN READ ONLY;
 SELECT id FROM jobs WHERE id = 99 FOR UPDATE;
