@@ -139,3 +139,47 @@ async fn transaction_costs_match_the_design() {
     c.cost("SELECT v FROM one_key WHERE id = 1").await;
     assert_eq!(c.cost("COMMIT").await, (0, 0));
 }
+
+#[tokio::test]
+async fn row_lock_costs_match_the_design() {
+    let mut c = Counter::new();
+    c.cost("CREATE TABLE jobs (id integer PRIMARY KEY, k text UNIQUE, state text)")
+        .await;
+    for i in 1..=3 {
+        c.cost(&format!("INSERT INTO jobs VALUES ({i}, 'k{i}', 'ready')"))
+            .await;
+    }
+    // Outside a block a lock ends with the statement, so nothing is
+    // written: a row no transaction is writing costs what the SELECT costs.
+    assert_eq!(
+        c.cost("SELECT * FROM jobs WHERE id = 1 FOR UPDATE").await,
+        (0, 1)
+    );
+    assert_eq!(
+        c.cost("SELECT * FROM jobs WHERE k = 'k1' FOR UPDATE NOWAIT")
+            .await,
+        (0, 2)
+    );
+    // Inside a block: one LWT per row locked (its lock intent), written
+    // from the row the statement read, with no second read.
+    c.cost("BEGIN").await;
+    assert_eq!(
+        c.cost("SELECT * FROM jobs WHERE id = 1 FOR UPDATE").await,
+        (1, 1)
+    );
+    // A scan: one page read; row 1, which the block holds already, is read
+    // again and not written; row 2 is locked; row 3 is past the LIMIT.
+    assert_eq!(
+        c.cost("SELECT id FROM jobs WHERE state = 'ready' ORDER BY id LIMIT 1 OFFSET 1 FOR UPDATE SKIP LOCKED")
+            .await,
+        (1, 2)
+    );
+    // Writing a locked row costs what any UPDATE in a block costs.
+    assert_eq!(
+        c.cost("UPDATE jobs SET state = 'running' WHERE id = 1")
+            .await,
+        (1, 2)
+    );
+    // COMMIT: the record; folding the lock intents comes after the answer.
+    assert_eq!(c.cost("COMMIT").await, (1, 0));
+}

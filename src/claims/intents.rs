@@ -265,6 +265,9 @@ pub async fn abort_if_gone(w: &RowWrite<'_>, txn: TxnId) -> Result<Option<TxnSta
 pub struct Wait {
     since: Instant,
     backoff: Duration,
+    /// Whether the waiter may hold something another waits for; one that
+    /// holds nothing (a row lock outside a transaction) is in no cycle.
+    holds: bool,
 }
 
 impl Default for Wait {
@@ -272,6 +275,7 @@ impl Default for Wait {
         Wait {
             since: Instant::now(),
             backoff: Duration::from_millis(1),
+            holds: true,
         }
     }
 }
@@ -281,6 +285,15 @@ impl Default for Wait {
 pub const DEADLOCK_TIMEOUT: Duration = Duration::from_secs(1);
 
 impl Wait {
+    /// A wait of a waiter that holds nothing: no age rule, only the lock
+    /// timeout bounds it.
+    pub fn holding_nothing() -> Wait {
+        Wait {
+            holds: false,
+            ..Wait::default()
+        }
+    }
+
     /// Wait once for `holder`. Across transactions key order cannot be
     /// imposed, so waits are ordered by age instead: a waiter may wait for
     /// a younger holder as long as its lock timeout allows, but one that
@@ -295,7 +308,11 @@ impl Wait {
         // transactions exactly one is the older.
         let me = (w.born_ms, w.own.unwrap_or(Uuid::max()));
         let holder_older = (super::txn_birth_ms(holder), *holder) < me;
-        if across_transactions && holder_older && self.since.elapsed() >= DEADLOCK_TIMEOUT {
+        if self.holds
+            && across_transactions
+            && holder_older
+            && self.since.elapsed() >= DEADLOCK_TIMEOUT
+        {
             return Err(WriteError::Sql(deadlock()));
         }
         tokio::time::sleep(self.backoff).await;

@@ -19,7 +19,9 @@ pub use resolve::KeyClaim;
 pub use row::{
     delete_row, insert_row, keys_of, restore_row, update_row, RowWrite, WriteError, WriteOutcome,
 };
-pub use txn_write::{finish, undo, write_intent, Change, IntentWrite, Logged};
+pub use txn_write::{
+    finish, lock_row, undo, write_intent, Change, IfBusy, IntentWrite, Locked, Logged,
+};
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

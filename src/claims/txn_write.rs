@@ -59,9 +59,143 @@ impl IntentWrite {
 pub async fn write_intent(
     w: &RowWrite<'_>,
     pk: &[u8],
-    mut observed: Option<Option<RowRecord>>,
-    mut change: impl FnMut(Option<&RowRecord>) -> Result<Option<Change>, WriteError>,
+    observed: Option<Option<RowRecord>>,
+    change: impl FnMut(Option<&RowRecord>) -> Result<Option<Change>, WriteError>,
 ) -> Result<Option<IntentWrite>, WriteError> {
+    match write_or_lock(w, pk, observed, None, change).await? {
+        Step::Written(write) => Ok(Some(write)),
+        Step::Unchanged => Ok(None),
+        Step::Held(_) | Step::Skipped => unreachable!("only a row lock holds or skips"),
+    }
+}
+
+/// What a row lock does on meeting another transaction's undecided intent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IfBusy {
+    /// Wait for it to be decided, as a write does (lock_timeout, age order).
+    Wait,
+    /// NOWAIT: fail at once with 55P03.
+    Fail,
+    /// SKIP LOCKED: leave the row alone.
+    Skip,
+}
+
+/// How a row lock ended.
+#[derive(Debug)]
+pub enum Locked {
+    /// A lock intent was written (the row's values, unchanged): log it.
+    Written(IntentWrite),
+    /// The row is this transaction's already (its intent is on it), or,
+    /// outside a transaction, no other transaction is writing it: held
+    /// without a write. The row as it stands.
+    Held(RowRecord),
+    /// Absent, dead, or no longer passing `qualifies` once settled.
+    Gone,
+    /// Another transaction holds it (SKIP LOCKED).
+    Skipped,
+}
+
+/// Lock row `pk` for `w.own` (SELECT ... FOR UPDATE), from the partition
+/// as `observed` or as read now: as an UPDATE that changes nothing, an
+/// intent of the transaction carrying the row's values as they stand, so
+/// that other writers wait until it is decided while readers pass over it.
+/// `qualifies` re-checks the WHERE on the row as it stands once settled (a
+/// changed row, after a wait). Outside a transaction (`w.own` None) the
+/// lock would end with the statement, so nothing is written: the row is
+/// settled (waited for, per `if_busy`) and re-checked only.
+pub async fn lock_row(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    observed: Option<Option<RowRecord>>,
+    if_busy: IfBusy,
+    mut qualifies: impl FnMut(&RowRecord) -> Result<bool, WriteError>,
+) -> Result<Locked, WriteError> {
+    if w.own.is_none() {
+        return settle_for_lock(w, pk, observed, if_busy, qualifies).await;
+    }
+    let step = write_or_lock(w, pk, observed, Some(if_busy), |view| match view {
+        Some(cur) if qualifies(cur)? => Ok(Some(Change::Live(cur.values.clone()))),
+        _ => Ok(None),
+    })
+    .await?;
+    Ok(match step {
+        Step::Written(write) => Locked::Written(write),
+        Step::Held(row) => Locked::Held(row),
+        Step::Unchanged => Locked::Gone,
+        Step::Skipped => Locked::Skipped,
+    })
+}
+
+/// A row lock outside a transaction: the row once no other transaction is
+/// writing it.
+async fn settle_for_lock(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    mut observed: Option<Option<RowRecord>>,
+    if_busy: IfBusy,
+    mut qualifies: impl FnMut(&RowRecord) -> Result<bool, WriteError>,
+) -> Result<Locked, WriteError> {
+    // It writes nothing, so it holds nothing anyone waits for: it waits as
+    // long as the lock timeout allows, whatever the holder's age.
+    let mut wait = Wait::holding_nothing();
+    loop {
+        before_retry(w)?;
+        let raw = match observed.take() {
+            Some(assumed) => assumed,
+            None => read(w, pk).await?,
+        };
+        let Some(raw) = raw else {
+            return Ok(Locked::Gone);
+        };
+        match settle(w, pk, raw).await? {
+            Settled::Ready(view) if view.live && qualifies(&view)? => {
+                return Ok(Locked::Held(view))
+            }
+            Settled::Ready(_) => return Ok(Locked::Gone),
+            Settled::Busy(holder) => match if_busy {
+                IfBusy::Wait => {
+                    w.stats.bump(Event::Wait);
+                    wait.once(w, &holder).await?;
+                }
+                IfBusy::Fail => return Err(not_available(w)),
+                IfBusy::Skip => return Ok(Locked::Skipped),
+            },
+        }
+    }
+}
+
+/// NOWAIT meeting a row another transaction holds.
+fn not_available(w: &RowWrite<'_>) -> WriteError {
+    WriteError::Sql(crate::error::SqlError::new(
+        crate::error::sqlstate::LOCK_NOT_AVAILABLE,
+        format!(
+            "could not obtain lock on row in relation \"{}\"",
+            w.table.name
+        ),
+    ))
+}
+
+/// How `write_or_lock` ended.
+enum Step {
+    Written(IntentWrite),
+    /// `change` left the row alone.
+    Unchanged,
+    /// A lock found this transaction's intent on the row: nothing to write.
+    Held(RowRecord),
+    /// A lock found another transaction's undecided intent (SKIP LOCKED).
+    Skipped,
+}
+
+/// `write_intent`, or with `lock` a row lock with that policy for a busy
+/// row: `change` then only says whether the row qualifies (its values
+/// unchanged), and a row carrying this transaction's intent is held as it is.
+async fn write_or_lock(
+    w: &RowWrite<'_>,
+    pk: &[u8],
+    mut observed: Option<Option<RowRecord>>,
+    lock: Option<IfBusy>,
+    mut change: impl FnMut(Option<&RowRecord>) -> Result<Option<Change>, WriteError>,
+) -> Result<Step, WriteError> {
     let own = w.own.expect("write_intent runs inside a transaction");
     let mut wait = Wait::default();
     loop {
@@ -73,11 +207,15 @@ pub async fn write_intent(
         let (view, prior) = match &raw {
             None => (None, None),
             Some(r) => match settle(w, pk, r.clone()).await? {
-                Settled::Busy(holder) => {
-                    w.stats.bump(Event::Wait);
-                    wait.once(w, &holder).await?;
-                    continue;
-                }
+                Settled::Busy(holder) => match lock.unwrap_or(IfBusy::Wait) {
+                    IfBusy::Wait => {
+                        w.stats.bump(Event::Wait);
+                        wait.once(w, &holder).await?;
+                        continue;
+                    }
+                    IfBusy::Fail => return Err(not_available(w)),
+                    IfBusy::Skip => return Ok(Step::Skipped),
+                },
                 Settled::Ready(view) => {
                     let prior = r.intent.as_deref().filter(|i| i.txn == own).cloned();
                     (Some(view), prior)
@@ -86,8 +224,11 @@ pub async fn write_intent(
         };
         let live_view = view.as_ref().filter(|v| v.live);
         let Some(next) = change(live_view)? else {
-            return Ok(None);
+            return Ok(Step::Unchanged);
         };
+        if let (Some(_), Some(_), Some(held)) = (lock, &prior, live_view) {
+            return Ok(Step::Held(held.clone()));
+        }
         let old_keys = live_view
             .map(|v| keys_of(w.table, &v.values))
             .unwrap_or_default();
@@ -171,7 +312,7 @@ pub async fn write_intent(
                 return Err(store_failure(e));
             }
         }
-        return Ok(Some(IntentWrite {
+        return Ok(Step::Written(IntentWrite {
             record,
             prior,
             claimed: changed,

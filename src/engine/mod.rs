@@ -11,6 +11,7 @@ mod adopt;
 mod ctx;
 mod ddl;
 mod env;
+mod lock;
 mod read;
 mod select;
 mod txn;
@@ -442,7 +443,7 @@ impl Engine {
         };
         // A READ ONLY block writes nothing.
         if txn.mode == Mode::Explicit
-            && prepared.plan.kind() != "select"
+            && (prepared.plan.kind() != "select" || prepared.plan.locks_rows())
             && session.setting("transaction_read_only").as_deref() == Some("on")
         {
             return Err(SqlError::new(
@@ -464,6 +465,8 @@ impl Engine {
             (Mode::Explicit, "insert" | "update" | "delete" | "ddl") => {
                 Some(self.open_for_write(session))
             }
+            // Row locks are intents of the block's transaction.
+            (Mode::Explicit, _) if prepared.plan.locks_rows() => Some(self.open_for_write(session)),
             (Mode::Explicit, _) => session.open.clone(),
             (Mode::Implicit, _) => None,
         };

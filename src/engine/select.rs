@@ -96,6 +96,11 @@ pub(crate) async fn run(
             stream::iter(rows.collect::<Vec<_>>()).boxed(),
         ));
     };
+    // A locking SELECT locks its rows before answering.
+    if let (Some(lock), Output::Rows(exprs)) = (plan.lock, &plan.output) {
+        let run = super::lock::run(ctx, plan, source, exprs, lock, limit, offset, columns);
+        return run.await;
+    }
     // A point lookup reads now, within the statement; scans stream as the
     // client takes rows.
     let found = if source.access.is_point() {
@@ -204,7 +209,7 @@ async fn sort(
     Ok(rows.into_iter().map(|(_, v)| v).collect())
 }
 
-fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
+pub(super) fn compare_keys(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
     for ((x, y), k) in a.iter().zip(b).zip(keys) {
         let o = match (x.is_null(), y.is_null()) {
             (true, true) => Ordering::Equal,

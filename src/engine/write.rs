@@ -233,7 +233,7 @@ impl StmtCtx<'_> {
 
     /// Log an intent in the open transaction; the outcome as the
     /// single-row protocol reports it.
-    fn logged(&self, w: &RowWrite<'_>, pk: &[u8], write: IntentWrite) -> WriteOutcome {
+    pub(super) fn logged(&self, w: &RowWrite<'_>, pk: &[u8], write: IntentWrite) -> WriteOutcome {
         let after = write
             .after()
             .unwrap_or_else(|| RowRecord::dead(write.record.version));

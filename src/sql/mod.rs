@@ -2,17 +2,31 @@
 //! of operations, and evaluate expressions.
 pub mod ddl;
 pub mod expr;
+pub mod locking;
 pub mod plan;
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
-use sqlparser::parser::Parser;
+use sqlparser::parser::{Parser, ParserError};
+use sqlparser::tokenizer::Tokenizer;
 
 use crate::error::{SqlError, SqlResult};
 
 /// Parse SQL text into statements (PostgreSQL dialect); errors are 42601.
+/// Row-locking strengths sqlparser lacks are carried through
+/// (`locking::rewrite`).
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
-    Parser::parse_sql(&PostgreSqlDialect {}, sql).map_err(|e| syntax_error(sql, &e.to_string()))
+    let dialect = PostgreSqlDialect {};
+    Tokenizer::new(&dialect, sql)
+        .with_unescape(true)
+        .tokenize_with_location()
+        .map_err(ParserError::from)
+        .and_then(|tokens| {
+            Parser::new(&dialect)
+                .with_tokens_with_locations(locking::rewrite(tokens))
+                .parse_statements()
+        })
+        .map_err(|e| syntax_error(sql, &e.to_string()))
 }
 
 /// sqlparser says `Expected: X, found: TOKEN at Line: L, Column: C`;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use sqlparser::ast::{self, Statement};
 
 use super::expr::{BinOp, Compiler, Expr, Func, Params, Scope};
+use super::locking::{self, LockStrength, LockWait};
 use crate::catalog::TableDef;
 use crate::engine::Column;
 use crate::error::{sqlstate, SqlError, SqlResult};
@@ -95,6 +96,17 @@ pub struct SelectPlan {
     pub sleep: Option<Expr>,
     /// `SELECT set_config(name, value, is_local)`.
     pub set_config: Option<(Expr, Expr, Expr)>,
+    /// `FOR UPDATE` and the like: lock the rows it returns.
+    pub lock: Option<RowLock>,
+}
+
+/// The row lock a SELECT takes on the rows it returns: its clauses
+/// combined as PostgreSQL combines them (the strongest strength, and NOWAIT
+/// over SKIP LOCKED over waiting).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowLock {
+    pub strength: LockStrength,
+    pub wait: LockWait,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -169,11 +181,23 @@ impl Plan {
         }
     }
 
+    /// Whether it locks the rows it reads (SELECT ... FOR UPDATE): it then
+    /// writes, inside a block, and a READ ONLY block refuses it.
+    pub fn locks_rows(&self) -> bool {
+        matches!(self, Plan::Select(s) if s.lock.is_some())
+    }
+
     /// The command word PostgreSQL names the statement by in errors.
     pub fn command_word(&self) -> &'static str {
         match self {
             Plan::Utility(_) => "SET",
-            Plan::Select(_) => "SELECT",
+            Plan::Select(s) => match s.lock.map(|l| l.strength) {
+                None => "SELECT",
+                Some(LockStrength::Update) => "SELECT FOR UPDATE",
+                Some(LockStrength::NoKeyUpdate) => "SELECT FOR NO KEY UPDATE",
+                Some(LockStrength::Share) => "SELECT FOR SHARE",
+                Some(LockStrength::KeyShare) => "SELECT FOR KEY SHARE",
+            },
             Plan::Insert(_) => "INSERT",
             Plan::Update(_) => "UPDATE",
             Plan::Delete(_) => "DELETE",
@@ -313,23 +337,59 @@ impl Planner<'_> {
                 "use a single-table SELECT",
             ));
         }
-        let select =
-            match q.body.as_ref() {
-                ast::SetExpr::Select(s) => s,
-                _ => return Err(SqlError::unsupported(
+        // What PostgreSQL refuses to lock, it refuses with its own words.
+        let lock_refused = |with: &str| {
+            q.locks.first().map(|first| {
+                let what = locking::clause(first).strength.clause();
+                SqlError::new(
+                    sqlstate::FEATURE_NOT_SUPPORTED,
+                    format!("{what} is not allowed with {with}"),
+                )
+            })
+        };
+        let select = match q.body.as_ref() {
+            ast::SetExpr::Select(s) => s,
+            body => {
+                if let ast::SetExpr::SetOperation { .. } = body {
+                    if let Some(e) = lock_refused("UNION/INTERSECT/EXCEPT") {
+                        return Err(e);
+                    }
+                }
+                return Err(SqlError::unsupported(
                     "this form of query is not supported",
                     "keyclaim runs single-table SELECT ... FROM t WHERE ... ORDER BY ... LIMIT ...",
-                )),
+                ));
+            }
+        };
+        let grouped =
+            !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty());
+        if select.distinct.is_some() || select.having.is_some() || grouped {
+            let with = if select.distinct.is_some() {
+                "DISTINCT clause"
+            } else if grouped {
+                "GROUP BY clause"
+            } else {
+                "HAVING clause"
             };
-        if select.distinct.is_some()
-            || select.having.is_some()
-            || !matches!(&select.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty())
-        {
-            return Err(SqlError::unsupported(
-                "DISTINCT, GROUP BY and HAVING are not supported",
-                "keyclaim supports count(*) over a filtered table; aggregate in the application",
-            ));
+            return Err(lock_refused(with).unwrap_or_else(|| {
+                SqlError::unsupported(
+                    "DISTINCT, GROUP BY and HAVING are not supported",
+                    "keyclaim supports count(*) over a filtered table; aggregate in the application",
+                )
+            }));
         }
+        let joined = || {
+            match q.locks.first() {
+            Some(first) => SqlError::unsupported(
+                format!(
+                    "{} with joins or subqueries is not supported",
+                    locking::clause(first).strength.clause()
+                ),
+                "lock each table's rows with a single-table SELECT ... FOR UPDATE, and join in the application",
+            ),
+            None => join_unsupported(),
+        }
+        };
         let (table, qualifier) = match select.from.as_slice() {
             [] => (None, None),
             [twj] if twj.joins.is_empty() => match &twj.relation {
@@ -339,9 +399,9 @@ impl Planner<'_> {
                     let q = alias.as_ref().map(|a| ident(&a.name)).unwrap_or(t);
                     (Some(def), Some(q))
                 }
-                _ => return Err(join_unsupported()),
+                _ => return Err(joined()),
             },
-            _ => return Err(join_unsupported()),
+            _ => return Err(joined()),
         };
         let tdef = table.clone();
         let mut c = self.compiler(tdef.as_deref(), qualifier.clone(), false);
@@ -477,6 +537,7 @@ impl Planner<'_> {
                 return Err(SqlError::syntax("LIMIT #,# syntax is not supported"))
             }
         };
+        let lock = row_lock(&q.locks, qualifier.as_deref(), !aggs.is_empty())?;
         let source = match table {
             Some(t) => Some(source(t, filter)),
             None => {
@@ -503,6 +564,7 @@ impl Planner<'_> {
                 offset,
                 sleep,
                 set_config,
+                lock,
             }),
             columns,
         })
@@ -831,6 +893,63 @@ fn all_columns(t: &TableDef, exprs: &mut Vec<Expr>, columns: &mut Vec<Column>) {
     }
 }
 
+/// The locking clauses of a SELECT from `from` (its table's name or alias;
+/// None without FROM), checked as PostgreSQL checks them, clause by clause:
+/// no aggregates, and `OF` naming the table by its unqualified name.
+/// Without a table there is nothing to lock.
+fn row_lock(
+    clauses: &[ast::LockClause],
+    from: Option<&str>,
+    aggregates: bool,
+) -> SqlResult<Option<RowLock>> {
+    let mut lock: Option<RowLock> = None;
+    for c in clauses.iter().map(locking::clause) {
+        let what = c.strength.clause();
+        if aggregates {
+            return Err(SqlError::new(
+                sqlstate::FEATURE_NOT_SUPPORTED,
+                format!("{what} is not allowed with aggregate functions"),
+            ));
+        }
+        if let Some(parts) = c.of {
+            let at = parts
+                .first()
+                .and_then(|p| p.as_ident())
+                .map(|i| i.span.start);
+            let located = |e: SqlError| match at {
+                Some(loc) => e.at(loc),
+                None => e,
+            };
+            let [name] = parts else {
+                return Err(located(SqlError::syntax(format!(
+                    "{what} must specify unqualified relation names"
+                ))));
+            };
+            let name = name
+                .as_ident()
+                .map(ident)
+                .unwrap_or_else(|| name.to_string());
+            if from != Some(name.as_str()) {
+                return Err(located(SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" in {what} clause not found in FROM clause"),
+                )));
+            }
+        }
+        lock = Some(match lock {
+            None => RowLock {
+                strength: c.strength,
+                wait: c.wait,
+            },
+            Some(l) => RowLock {
+                strength: l.strength.max(c.strength),
+                wait: l.wait.max(c.wait),
+            },
+        });
+    }
+    Ok(lock.filter(|_| from.is_some()))
+}
+
 fn join_unsupported() -> SqlError {
     SqlError::unsupported(
         "joins and multi-table statements are not supported",
@@ -1157,6 +1276,65 @@ mod tests {
             access("SELECT * FROM users WHERE id IN (1, 2) AND email = 'a'"),
             Access::Unique(0, _)
         ));
+    }
+
+    fn lock(sql: &str) -> SqlResult<Option<RowLock>> {
+        let t = tables();
+        let mut p = Planner {
+            tables: &t,
+            params: Params::default(),
+        };
+        let stmt = crate::sql::parse(sql).unwrap().remove(0);
+        match p.plan(&stmt)?.plan {
+            Plan::Select(s) => Ok(s.lock),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn locking_clauses_combine_as_in_postgres() {
+        use LockStrength::*;
+        use LockWait::*;
+        let l = |strength, wait| Ok(Some(RowLock { strength, wait }));
+        assert_eq!(lock("SELECT * FROM users FOR KEY SHARE"), l(KeyShare, Wait));
+        assert_eq!(
+            lock("SELECT * FROM users u FOR SHARE OF u SKIP LOCKED FOR NO KEY UPDATE NOWAIT"),
+            l(NoKeyUpdate, Fail)
+        );
+        assert_eq!(
+            lock("SELECT id FROM users FOR UPDATE SKIP LOCKED FOR SHARE OF users"),
+            l(Update, Skip)
+        );
+        assert_eq!(lock("SELECT * FROM users"), Ok(None));
+    }
+
+    #[test]
+    fn locking_clauses_are_checked_as_in_postgres() {
+        let e = |sql| {
+            let e = lock(sql).unwrap_err();
+            (e.code, e.message)
+        };
+        assert_eq!(
+            e("SELECT count(*) FROM users FOR KEY SHARE"),
+            (
+                "0A000",
+                "FOR KEY SHARE is not allowed with aggregate functions".into()
+            )
+        );
+        assert_eq!(
+            e("SELECT * FROM users u FOR UPDATE OF users"),
+            (
+                "42P01",
+                "relation \"users\" in FOR UPDATE clause not found in FROM clause".into()
+            )
+        );
+        assert_eq!(
+            e("SELECT * FROM users FOR NO KEY UPDATE OF public.users"),
+            (
+                "42601",
+                "FOR NO KEY UPDATE must specify unqualified relation names".into()
+            )
+        );
     }
 
     #[test]
