@@ -467,9 +467,10 @@ async fn release_unneeded(
     result
 }
 
-/// Make sure the transaction holds `key` for row `owner`: claim it, or find
-/// it claimed so already. False when another holds it or the store did not
-/// say.
+/// Make sure `key` is claimed for row `owner`: claim it for the
+/// transaction, or find a claim naming that row already (the transaction's,
+/// or the committed row's own). False when it names another row or the
+/// store did not say.
 async fn claim_again(
     store: &dyn Store,
     own: TxnId,
@@ -482,7 +483,7 @@ async fn claim_again(
     };
     match store.insert_claim(constraint, key, claim).await {
         Ok(Cas::Applied) => true,
-        Ok(Cas::NotApplied(Some(held))) => held.txn == own && held.owner == owner,
+        Ok(Cas::NotApplied(Some(held))) => held.owner == owner,
         _ => false,
     }
 }
