@@ -100,6 +100,10 @@
 //!   [`Undo::ClaimKept`] claims again what the kept rows need. Test
 //!   `the_code_as_built_loses_a_kept_claim_on_a_failed_statement`.
 //!
+//! Both reproduce on the real code (`found.rs`): the first with two
+//! sessions and the interleaving forced by a store layer, the second in
+//! one session without any fault.
+//!
 //! Not modelled: more than two transactions or two values; statements
 //! outside blocks and multi-row statements run as their own transactions
 //! (v7 claims and fencing are `model::mod`'s); clients ROLLBACK only at
