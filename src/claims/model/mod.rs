@@ -78,6 +78,8 @@
 //! (larger scopes); `MODEL_TRACE=1` prints shortest counterexamples.
 
 #[cfg(test)]
+mod found;
+#[cfg(test)]
 mod tests;
 mod txn;
 
