@@ -1,11 +1,12 @@
 //! What the transaction model check (`txn.rs`) found, reproduced on the
 //! real code: a proxy over the embedded store, driven over the wire.
 //!
-//! Each test asserts that the violation **happens** (two committed rows
-//! hold one UNIQUE value), so that it stays a faithful record of the code
-//! as built. Once the code is fixed the test fails: turn its last assertion
-//! around, and it is the regression test; in `txn.rs` the `AsBuilt`
-//! variant then becomes a mutant.
+//! Both were violations of U (two committed rows held one UNIQUE value)
+//! in the code as first built; the code is fixed (`resolve::transaction_claim`
+//! reads the owner row again after a committed decision, `txn_write::undo`
+//! claims again what every restored row needs), and each test is now the
+//! regression test that forces the interleaving. In `txn.rs` the `AsBuilt`
+//! variants stay as mutants the model catches.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -155,9 +156,9 @@ async fn a_claim_is_taken_over_from_a_transaction_that_commits_meanwhile() {
     a.batch_execute("COMMIT").await.unwrap();
     gates.record_read.open.notify_one();
     let (b, other) = other.await.unwrap();
-    // Correct: "23505" and one row. As built:
-    assert_eq!(other, "ok");
-    assert_eq!(rows(&b).await, vec![(0, "A".into()), (1, "A".into())]);
+    // As first built: "ok", and two rows held A.
+    assert_eq!(other, "23505");
+    assert_eq!(rows(&b).await, vec![(0, "A".into())]);
 }
 
 /// `Undo::AsBuilt` in `txn.rs`, in one session and without a fault. The
@@ -186,10 +187,7 @@ async fn a_failed_statement_after_a_value_moved_away_leaves_a_kept_row_unclaimed
     c.batch_execute("ROLLBACK TO s; COMMIT").await.unwrap();
     assert_eq!(rows(&c).await, vec![(0, "A".into()), (1, "C".into())]);
     let again = c.batch_execute("INSERT INTO t VALUES (2, 'A')").await;
-    // Correct: "23505". As built:
-    assert_eq!(answer(&again), "ok");
-    assert_eq!(
-        rows(&c).await,
-        vec![(0, "A".into()), (1, "C".into()), (2, "A".into())]
-    );
+    // As first built: "ok", and rows 0 and 2 both held A.
+    assert_eq!(answer(&again), "23505");
+    assert_eq!(rows(&c).await, vec![(0, "A".into()), (1, "C".into())]);
 }
