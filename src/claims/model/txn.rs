@@ -793,6 +793,33 @@ impl TxnModel {
         }
     }
 
+    /// Both transactions take a savepoint and want both values, crossed:
+    /// T0 inserts row 0 with A and moves it to B, T1 inserts row 1 with B
+    /// and moves it to A; each reads its row back. (No outside reader: see
+    /// [`TxnModel::with_reader`].)
+    pub fn crossed(mutant: Mutant) -> TxnModel {
+        let program = |row, from, to| Program {
+            stmts: vec![
+                Stmt::Insert { row, key: from },
+                Stmt::Update { row, key: to },
+                Stmt::Read { row },
+            ],
+            savepoint: Some(1),
+        };
+        TxnModel {
+            programs: [program(0, 0, 1), program(1, 1, 0)],
+            ..TxnModel::base(mutant)
+        }
+    }
+
+    /// The same with the outside reader.
+    pub fn with_reader(self) -> TxnModel {
+        TxnModel {
+            reader: true,
+            ..self
+        }
+    }
+
     /// Three statements, so that ROLLBACK TO must claim a value again: T0
     /// inserts row 0 with A, then after a savepoint moves it to B and gives
     /// A to row 1 (its own claim, unbacked, taken back); ROLLBACK TO undoes
