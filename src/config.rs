@@ -66,6 +66,10 @@ pub struct AuthConfig {
     pub method: AuthMethod,
     /// Users allowed to log in with a password. Default none.
     pub users: Vec<UserConfig>,
+    /// Start with `trust` on an address other clients can reach. Default
+    /// false: such a start is refused, as PostgreSQL listens on localhost
+    /// only and its image wants a password unless trust is asked for.
+    pub allow_trust_beyond_loopback: bool,
 }
 
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
@@ -474,6 +478,22 @@ impl Config {
         if self.server.max_connections == 0 {
             problems.push("server.max_connections: must be at least 1".into());
         }
+        let reachable = self
+            .server
+            .listen
+            .parse::<SocketAddr>()
+            .is_ok_and(|a| !a.ip().is_loopback());
+        if self.auth.method == AuthMethod::Trust
+            && reachable
+            && !self.auth.allow_trust_beyond_loopback
+        {
+            problems.push(format!(
+                "auth.method: \"trust\" lets anyone who reaches server.listen ({}) connect as any user, and that is not a loopback address. \
+                 Use a password (auth.method = \"scram-sha-256\" with [[auth.users]], and TLS across a network), listen on 127.0.0.1, \
+                 or say auth.allow_trust_beyond_loopback = true (KEYCLAIM_AUTH_ALLOW_TRUST_BEYOND_LOOPBACK=true) if every client that can reach it may",
+                self.server.listen
+            ));
+        }
         if self.auth.method != AuthMethod::Trust && self.auth.users.is_empty() {
             problems.push(
                 "auth.users: a password method needs at least one user, e.g. users = [{ name = \"keyclaim\", password = \"...\" }]"
@@ -659,6 +679,41 @@ mod tests {
         assert_eq!(config.auth.method, AuthMethod::ScramSha256);
         assert_eq!(config.auth.users[0].name, "a");
         assert_eq!(config.server.listen, "127.0.0.1:2");
+    }
+
+    #[test]
+    fn trust_on_a_reachable_address_needs_saying_so() {
+        let load = |pairs: &[(&str, &str)]| {
+            Config::load(Sources {
+                env: env(pairs),
+                ..Default::default()
+            })
+        };
+        let errors = load(&[("KEYCLAIM_SERVER_LISTEN", "0.0.0.0:5433")])
+            .unwrap_err()
+            .0;
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].contains("\"trust\""), "{errors:?}");
+        assert!(
+            errors[0].contains("allow_trust_beyond_loopback"),
+            "{errors:?}"
+        );
+        // Loopback, a password method, or the explicit option start.
+        for listen in ["127.0.0.1:5433", "[::1]:5433", "127.0.0.2:5433"] {
+            load(&[("KEYCLAIM_SERVER_LISTEN", listen)]).unwrap();
+        }
+        load(&[
+            ("KEYCLAIM_SERVER_LISTEN", "0.0.0.0:5433"),
+            ("KEYCLAIM_AUTH_METHOD", "scram-sha-256"),
+            ("KEYCLAIM_AUTH_USERS", r#"[{name = "a", password = "b"}]"#),
+        ])
+        .unwrap();
+        let config = load(&[
+            ("KEYCLAIM_SERVER_LISTEN", "10.1.2.3:5433"),
+            ("KEYCLAIM_AUTH_ALLOW_TRUST_BEYOND_LOOPBACK", "true"),
+        ])
+        .unwrap();
+        assert!(config.auth.allow_trust_beyond_loopback);
     }
 
     #[test]
