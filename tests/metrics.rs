@@ -40,11 +40,15 @@ async fn statements_lwts_and_conflicts_are_exported() {
         .await
         .unwrap();
     assert_eq!(rows.len(), 1);
+    // Refused while planned: counted all the same.
+    assert!(c.batch_execute("SELECT * FROM nowhere").await.is_err());
     let text = scrape(addr).await;
     for line in [
         r#"keyclaim_statements_total{kind="select",outcome="ok"} 1"#,
+        r#"keyclaim_statements_total{kind="select",outcome="42P01"} 1"#,
         r#"keyclaim_statement_reads_sum{kind="select"} 1"#,
-        r#"keyclaim_statement_reads_count{kind="select"} 1"#,
+        // Two selects: the scan (1 read) and the refused one (none).
+        r#"keyclaim_statement_reads_count{kind="select"} 2"#,
         r#"keyclaim_statements_total{kind="insert",outcome="ok"} 1"#,
         r#"keyclaim_statements_total{kind="insert",outcome="23505"} 1"#,
         r#"keyclaim_claim_events_total{event="conflict"} 1"#,

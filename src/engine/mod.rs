@@ -293,9 +293,15 @@ impl Engine {
         hints: &[Option<SqlType>],
         own: Option<TxnId>,
     ) -> SqlResult<Prepared> {
-        self.plan(stmt, hints, own)
-            .await
-            .map_err(|e| e.locate(source))
+        let kind = statement_kind(&stmt);
+        let started = Instant::now();
+        self.plan(stmt, hints, own).await.map_err(|e| {
+            // Refused while planned (an unknown table, a catalog the store
+            // did not answer for): a statement all the same, so the metrics
+            // show the failures a store outage causes.
+            crate::metrics::statement(kind, e.code, started.elapsed(), Default::default());
+            e.locate(source)
+        })
     }
 
     async fn plan(
@@ -607,6 +613,19 @@ fn written(tag: &str, w: Written, columns: Arc<Vec<Column>>, returning: bool) ->
         Executed::new(Outcome::Command {
             tag: format!("{tag} {}", w.count),
         })
+    }
+}
+
+/// The kind a statement is counted under in the metrics, before it has a
+/// plan (`Plan::kind` once it has one).
+fn statement_kind(stmt: &Statement) -> &'static str {
+    match stmt {
+        Statement::Query(_) => "select",
+        Statement::Insert(_) => "insert",
+        Statement::Update(_) => "update",
+        Statement::Delete(_) => "delete",
+        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::Drop { .. } => "ddl",
+        _ => "session",
     }
 }
 
