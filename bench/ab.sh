@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# This build against an earlier one, in one run, on the embedded store:
+# pgbench unique-key inserts and point selects by unique key at 1, 8 and 32
+# clients, the two builds taking turns on each point. Prints a Markdown
+# table with both TPS and the ratio this / earlier.
+#
+#   bench/ab.sh                 # against the build before transactions
+#   BASE=<rev> SECONDS_PER_POINT=20 bench/ab.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BASE="${BASE:-fbf9b61}"
+DURATION="${SECONDS_PER_POINT:-10}"
+NEW_PORT=55997
+OLD_PORT=55998
+PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)/pgbench"
+
+cargo build --release --quiet
+WORK="$(mktemp -d)"
+git worktree add --quiet --detach "$WORK/base" "$BASE"
+trap 'kill $NEW_PID $OLD_PID 2>/dev/null; git worktree remove --force "$WORK/base"; rm -rf "$WORK"' EXIT
+# The earlier build shares this target directory's dependencies.
+CARGO_TARGET_DIR="$PWD/target/ab-base" cargo build --release --quiet --manifest-path "$WORK/base/Cargo.toml" --bin keyclaim
+
+start() { # binary port -> pid
+  KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$2" KEYCLAIM_METRICS_LISTEN="" KEYCLAIM_LOG_LEVEL=warn "$1" >/dev/null 2>&1 &
+  echo $!
+}
+NEW_PID=$(start target/release/keyclaim $NEW_PORT)
+OLD_PID=$(start target/ab-base/release/keyclaim $OLD_PORT)
+for port in $NEW_PORT $OLD_PORT; do
+  for _ in $(seq 100); do psql -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+  psql -q -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim \
+    -c "CREATE TABLE bench_users (id bigint PRIMARY KEY, email text UNIQUE, name text)"
+  "$PGBENCH" -n -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim -f bench/pgbench/seed.sql -c 4 -t 5000 >/dev/null 2>&1
+done
+
+run() { # port script clients mode -> tps
+  "$PGBENCH" -n -h 127.0.0.1 -p "$1" -U keyclaim -d keyclaim -M "$4" -f "$2" -c "$3" -j "$(( $3 < 2 ? 1 : 2 ))" -T "$DURATION" 2>/dev/null \
+    | awk '/^tps/ {print int($3)}'
+}
+echo "| workload | mode | clients | earlier ($BASE) tps | this build tps | this / earlier |"
+echo "|---|---|---|---|---|---|"
+for workload in insert_unique select_unique; do
+  for mode in prepared extended; do
+    for clients in 1 8 32; do
+      old=$(run $OLD_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
+      new=$(run $NEW_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
+      ratio=$(awk -v a="$new" -v b="$old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+      echo "| $workload | $mode | $clients | $old | $new | $ratio |"
+    done
+  done
+done
