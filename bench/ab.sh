@@ -15,11 +15,12 @@ OLD_PORT=55998
 PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)/pgbench"
 
 cargo build --release --quiet
-WORK="$(mktemp -d)"
-git worktree add --quiet --detach "$WORK/base" "$BASE"
-trap 'kill $NEW_PID $OLD_PID 2>/dev/null; git worktree remove --force "$WORK/base"; rm -rf "$WORK"' EXIT
-# The earlier build shares this target directory's dependencies.
-CARGO_TARGET_DIR="$PWD/target/ab-base" cargo build --release --quiet --manifest-path "$WORK/base/Cargo.toml" --bin keyclaim
+# The earlier build's sources, checked out once and kept for later runs.
+TREE="$PWD/target/ab-base/tree"
+[ -d "$TREE" ] || git worktree add --quiet --detach "$TREE" "$BASE"
+git -C "$TREE" checkout --quiet --detach "$BASE"
+trap 'kill $NEW_PID $OLD_PID 2>/dev/null' EXIT
+CARGO_TARGET_DIR="$PWD/target/ab-base" cargo build --release --quiet --manifest-path "$TREE/Cargo.toml" --bin keyclaim
 
 start() { # binary port -> pid
   KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$2" KEYCLAIM_METRICS_LISTEN="" KEYCLAIM_LOG_LEVEL=warn "$1" >/dev/null 2>&1 &
