@@ -30,6 +30,51 @@ async fn prepared_show_describes_and_runs() {
     assert_eq!(client.execute(&set, &[]).await.unwrap(), 0);
 }
 
+/// PostgreSQL describes a statement without result rows as its parameters,
+/// then NoData: pgJDBC counts `executeBatch` rows as 0 on anything else.
+#[tokio::test]
+async fn a_statement_without_rows_describes_as_nodata() {
+    let server = common::start().await;
+    let (mut c, _) = server.raw().await;
+    c.query("CREATE TABLE d (id integer PRIMARY KEY, v text)")
+        .await;
+    for sql in [
+        "INSERT INTO d VALUES ($1, $2)",
+        "UPDATE d SET v = $1 WHERE id = $2",
+        "DELETE FROM d WHERE id = $1",
+        "SET application_name = 'x'",
+    ] {
+        let reply = c.describe(sql).await;
+        let shapes: Vec<String> = reply
+            .messages
+            .iter()
+            .map(|m| match m {
+                common::raw::Msg::ParameterTypes(t) => format!("params {}", t.len()),
+                common::raw::Msg::Columns(_) => "RowDescription".into(),
+                common::raw::Msg::Other(k) => format!("{k}"),
+                other => format!("{other:?}"),
+            })
+            .collect();
+        let params = sql.matches('$').count();
+        assert_eq!(
+            shapes[..shapes.len() - 1],
+            ["1".to_owned(), format!("params {params}"), "n".to_owned()],
+            "{sql}"
+        );
+    }
+    let reply = c
+        .describe("INSERT INTO d VALUES ($1, 'x') RETURNING v")
+        .await;
+    assert!(
+        reply
+            .messages
+            .iter()
+            .any(|m| matches!(m, common::raw::Msg::Columns(c) if c.len() == 1)),
+        "{:?}",
+        reply.messages
+    );
+}
+
 #[tokio::test]
 async fn portals_fetch_in_pieces() {
     let server = common::start().await;

@@ -15,7 +15,10 @@ use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, Type, DEFAULT_NAME};
 use pgwire::error::{PgWireError, PgWireResult};
-use pgwire::messages::extendedquery::{Execute, PortalSuspended};
+use pgwire::messages::data::{NoData, ParameterDescription};
+use pgwire::messages::extendedquery::{
+    Describe, Execute, PortalSuspended, TARGET_TYPE_BYTE_STATEMENT,
+};
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::PgWireBackendMessage;
 
@@ -101,6 +104,38 @@ impl ExtendedQueryHandler for Connection {
 
     fn query_parser(&self) -> Arc<Parser> {
         self.parser.clone()
+    }
+
+    /// A statement that returns no rows is described as PostgreSQL describes
+    /// it: its parameters, then NoData. (pgwire sends an empty RowDescription
+    /// when the statement has parameters, and pgJDBC then counts the rows of
+    /// an `executeBatch` as 0.) Everything else is pgwire's.
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if message.target_type == TARGET_TYPE_BYTE_STATEMENT {
+            let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+            if let Some(Entry::Value(stmt)) = client.portal_store().get_statement(name) {
+                let described = self.do_describe_statement(client, &stmt).await?;
+                if described.fields.is_empty() {
+                    let oids = described.parameters.iter().map(|t| t.oid()).collect();
+                    client
+                        .feed(PgWireBackendMessage::ParameterDescription(
+                            ParameterDescription::new(oids),
+                        ))
+                        .await?;
+                    return client
+                        .feed(PgWireBackendMessage::NoData(NoData::new()))
+                        .await
+                        .map_err(Into::into);
+                }
+            }
+        }
+        self._on_describe(client, message).await
     }
 
     /// pgwire's default buffers a portal's rows before sending them and

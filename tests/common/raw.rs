@@ -170,6 +170,22 @@ impl<S: AsyncRead + AsyncWrite + Unpin> RawClient<S> {
         self.read_until_ready().await
     }
 
+    /// Parse (no declared types), Describe statement, Sync: what a driver
+    /// sends to learn a statement's parameters and result columns.
+    pub async fn describe(&mut self, sql: &str) -> Reply {
+        let mut parse = BytesMut::new();
+        put_cstr(&mut parse, "");
+        put_cstr(&mut parse, sql);
+        parse.put_i16(0);
+        self.send(b'P', &parse).await;
+        let mut describe = BytesMut::new();
+        describe.put_u8(b'S');
+        put_cstr(&mut describe, "");
+        self.send(b'D', &describe).await;
+        self.send(b'S', &[]).await;
+        self.read_until_ready().await
+    }
+
     /// Parse (no declared types), Bind with text parameters and text
     /// results, Describe portal, Execute, Sync.
     pub async fn extended(&mut self, sql: &str, params: &[Option<&str>]) -> Reply {
