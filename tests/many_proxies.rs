@@ -198,3 +198,42 @@ async fn a_proxy_that_dies_inside_a_ddl_block_leaves_nothing() {
         .unwrap();
     test.cleanup().await;
 }
+
+/// An index build waits for transactions writing the table, as
+/// PostgreSQL's does; one whose proxy died is aborted once its lease has
+/// passed, instead of holding the build up until the lock timeout.
+#[tokio::test]
+async fn an_index_build_aborts_a_dead_proxys_transaction() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let lease = Duration::from_millis(300);
+    let short = |test: &TestStore| {
+        let config = EngineConfig {
+            catalog_refresh: Some(REFRESH),
+            lease,
+            lock_timeout: Duration::from_secs(20),
+            ..EngineConfig::default()
+        };
+        Proxy {
+            engine: Engine::new(test.store.clone(), config),
+            session: Session::new("keyclaim", "keyclaim", &HashMap::new()),
+        }
+    };
+    let (mut a, mut b) = (short(&test), short(&test));
+    b.run("CREATE TABLE t (id int PRIMARY KEY, k text); INSERT INTO t VALUES (1, 'x')")
+        .await
+        .unwrap();
+    tokio::time::sleep(REFRESH * 2).await;
+    a.run("BEGIN; INSERT INTO t VALUES (2, 'x'); UPDATE t SET k = 'y' WHERE id = 1")
+        .await
+        .unwrap();
+    // Dies with the block open.
+    std::mem::forget(a.session);
+    drop(a.engine);
+    let started = std::time::Instant::now();
+    b.run("CREATE UNIQUE INDEX t_k ON t (k)").await.unwrap();
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(b.code_of("INSERT INTO t VALUES (3, 'x')").await, "23505");
+    assert_eq!(b.code_of("INSERT INTO t VALUES (3, 'y')").await, "ok");
+    test.cleanup().await;
+}

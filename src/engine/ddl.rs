@@ -551,10 +551,11 @@ async fn index_exists(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
 async fn backfill(ddl: &Ddl<'_>, table: &TableDef, index: usize) -> SqlResult<u64> {
     let (store, cfg, page) = (ddl.store, ddl.claims, ddl.page);
     let u = &table.uniques[index];
-    // A block building an index on its own new table sees its own rows.
+    // A block building an index on its own new table sees its own rows; a
+    // transaction whose proxy has gone silent is aborted, as any writer
+    // that meets it does.
     let w = RowWrite {
         deadline: Instant::now() + cfg.lock_timeout,
-        peers: None,
         born_ms: claims::now_ms(),
         ..ddl.waiter(table)
     };
