@@ -639,12 +639,12 @@ fn txn_record_of(named: &Named<'_>) -> StoreResult<Option<TxnRecord>> {
     })
 }
 
-/// `__intent` as stored: JSON of the intent, or None.
+/// `__intent` as stored (see [`values::intent_to_json`]), or None.
 fn intent_text(row: &RowRecord) -> StoreResult<Option<CqlValue>> {
     row.intent
         .as_ref()
         .map(|i| {
-            serde_json::to_string(i)
+            values::intent_to_json(i)
                 .map(CqlValue::Text)
                 .map_err(|e| StoreError::Unavailable(format!("an intent does not serialize: {e}")))
         })
