@@ -6,6 +6,7 @@
 //! - [`statements`]: prepared once, cached per table.
 //! - [`values`]: SQL values to CQL and back, result rows by column name.
 //! - [`errors`]: driver errors to "certainly not applied" / "unknown".
+//! - [`intent`]: a row's pending transaction write as `__intent` stores it.
 //!
 //! Every conditional method is exactly one LWT. Where Cassandra answers a
 //! failed LWT without the row (a failed `IF __version = ?` returns only the
@@ -16,6 +17,7 @@ pub mod adopt;
 pub mod connect;
 pub mod cql;
 pub mod errors;
+pub mod intent;
 pub mod statements;
 pub mod values;
 
@@ -639,12 +641,12 @@ fn txn_record_of(named: &Named<'_>) -> StoreResult<Option<TxnRecord>> {
     })
 }
 
-/// `__intent` as stored (see [`values::intent_to_json`]), or None.
+/// `__intent` as stored (see [`intent`]), or None.
 fn intent_text(row: &RowRecord) -> StoreResult<Option<CqlValue>> {
     row.intent
         .as_ref()
         .map(|i| {
-            values::intent_to_json(i)
+            intent::to_json(i)
                 .map(CqlValue::Text)
                 .map_err(|e| StoreError::Unavailable(format!("an intent does not serialize: {e}")))
         })

@@ -11,7 +11,7 @@ use uuid::Uuid;
 
 use super::cql::{CLAIMS, INTENT, LIVE, VERSION};
 use crate::catalog::TableDef;
-use crate::store::{Intent, RowRecord, StoreError, StoreResult};
+use crate::store::{RowRecord, StoreError, StoreResult};
 use crate::types::{encode_key, SqlType, Value};
 
 const EPOCH: NaiveDate = NaiveDate::from_ymd_opt(1970, 1, 1).expect("a valid date");
@@ -145,78 +145,6 @@ fn decimal_from_cql(d: &CqlDecimal) -> Option<Decimal> {
     Decimal::try_from_i128_with_scale(mantissa, u32::try_from(scale).ok()?).ok()
 }
 
-/// `__intent` as stored: the intent as JSON. JSON has no NaN or infinity
-/// (serde_json writes them as `null`, which does not read back as a
-/// float), so a non-finite float value is written as its name instead:
-/// `{"Float8":"NaN"}`, `{"Float4":"-Infinity"}`.
-pub fn intent_to_json(intent: &Intent) -> Result<String, serde_json::Error> {
-    let special = |v: &Value| match v {
-        Value::Float4(f) => special_float(f64::from(*f)).map(|name| ("Float4", name)),
-        Value::Float8(f) => special_float(*f).map(|name| ("Float8", name)),
-        _ => None,
-    };
-    if !intent.values.iter().any(|v| special(v).is_some()) {
-        return serde_json::to_string(intent);
-    }
-    let mut tree = serde_json::to_value(intent)?;
-    if let Some(slots) = tree.get_mut("values").and_then(|v| v.as_array_mut()) {
-        for (slot, v) in slots.iter_mut().zip(&intent.values) {
-            if let Some((tag, name)) = special(v) {
-                *slot = serde_json::json!({ tag: name });
-            }
-        }
-    }
-    serde_json::to_string(&tree)
-}
-
-/// The intent [`intent_to_json`] wrote.
-pub fn intent_from_json(text: &str) -> Result<Intent, serde_json::Error> {
-    // Most intents hold only finite floats: one plain parse.
-    let plain = serde_json::from_str(text);
-    if plain.is_ok() || !text.contains("\"Float") {
-        return plain;
-    }
-    let mut tree: serde_json::Value = serde_json::from_str(text)?;
-    let mut specials = Vec::new();
-    if let Some(slots) = tree.get_mut("values").and_then(|v| v.as_array_mut()) {
-        for (i, slot) in slots.iter_mut().enumerate() {
-            for tag in ["Float4", "Float8"] {
-                let name = slot.get(tag).and_then(|n| n.as_str());
-                if let Some(f) = name.and_then(float_named) {
-                    specials.push((i, tag, f));
-                    *slot = serde_json::json!({ tag: 0.0 });
-                }
-            }
-        }
-    }
-    let mut intent: Intent = serde_json::from_value(tree)?;
-    for (i, tag, f) in specials {
-        intent.values[i] = match tag {
-            "Float4" => Value::Float4(f as f32),
-            _ => Value::Float8(f),
-        };
-    }
-    Ok(intent)
-}
-
-fn special_float(f: f64) -> Option<&'static str> {
-    match f {
-        f if f.is_nan() => Some("NaN"),
-        f if f == f64::INFINITY => Some("Infinity"),
-        f if f == f64::NEG_INFINITY => Some("-Infinity"),
-        _ => None,
-    }
-}
-
-fn float_named(name: &str) -> Option<f64> {
-    match name {
-        "NaN" => Some(f64::NAN),
-        "Infinity" => Some(f64::INFINITY),
-        "-Infinity" => Some(f64::NEG_INFINITY),
-        _ => None,
-    }
-}
-
 fn corrupt(what: String) -> StoreError {
     // Reached only after the request ran: for an LWT, whether it applied
     // is not known from here.
@@ -316,7 +244,7 @@ impl Named<'_> {
         }
         let intent = match self.text(INTENT)? {
             Some(json) => Some(Box::new(
-                intent_from_json(&json).map_err(|e| corrupt(format!("{INTENT}: {e}")))?,
+                super::intent::from_json(&json).map_err(|e| corrupt(format!("{INTENT}: {e}")))?,
             )),
             None => None,
         };
@@ -458,53 +386,6 @@ mod tests {
             values: &none,
         };
         assert!(named.row(&table).unwrap().is_none());
-    }
-
-    #[test]
-    fn intents_with_non_finite_floats_round_trip() {
-        let intent = |values: Vec<Value>| Intent {
-            txn: Uuid::now_v7(),
-            live: true,
-            claims: BTreeMap::from([("u".to_owned(), Uuid::now_v7())]),
-            values,
-        };
-        let special = intent(vec![
-            Value::Int4(1),
-            Value::Float8(f64::NAN),
-            Value::Float8(f64::INFINITY),
-            Value::Float4(f32::NEG_INFINITY),
-            Value::Float4(f32::NAN),
-            Value::Float8(-0.5),
-            Value::Null,
-            Value::Text("\"Float8\"".into()),
-        ]);
-        let json = intent_to_json(&special).unwrap();
-        assert!(json.contains(r#"{"Float8":"NaN"}"#), "{json}");
-        assert!(json.contains(r#"{"Float4":"-Infinity"}"#), "{json}");
-        let back = intent_from_json(&json).unwrap();
-        assert_eq!(
-            (back.txn, back.live, &back.claims),
-            (special.txn, true, &special.claims)
-        );
-        assert_eq!(back.values.len(), special.values.len());
-        for (b, s) in back.values.iter().zip(&special.values) {
-            match (b, s) {
-                (Value::Float8(b), Value::Float8(s)) => {
-                    assert!(b.to_bits() == s.to_bits() || (b.is_nan() && s.is_nan()))
-                }
-                (Value::Float4(b), Value::Float4(s)) => {
-                    assert!(b.to_bits() == s.to_bits() || (b.is_nan() && s.is_nan()))
-                }
-                _ => assert_eq!(b, s),
-            }
-        }
-        // Finite values keep serde's own form.
-        let plain = intent(vec![Value::Float8(1.5), Value::Float4(-0.0)]);
-        let json = intent_to_json(&plain).unwrap();
-        assert_eq!(json, serde_json::to_string(&plain).unwrap());
-        assert_eq!(intent_from_json(&json).unwrap(), plain);
-        // serde's null for a float never reads back as a value.
-        assert!(intent_from_json(r#"{"txn":"0192f0c4-a1b2-7c3d-8e9f-001122334455","live":true,"claims":{},"values":[{"Float8":null}]}"#).is_err());
     }
 
     #[test]
