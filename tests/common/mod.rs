@@ -101,8 +101,15 @@ async fn drop_keyspace(
     session: &scylla::client::session::Session,
     keyspace: &str,
 ) -> Result<(), String> {
+    // A schema change flushes the schema tables (and, with auto_snapshot,
+    // snapshots the keyspace): on a slow disk it has taken longer than the
+    // store's 10 s request timeout, failing a test that had passed.
+    let mut drop = scylla::statement::unprepared::Statement::new(format!(
+        "DROP KEYSPACE IF EXISTS {keyspace}"
+    ));
+    drop.set_request_timeout(Some(std::time::Duration::from_secs(120)));
     session
-        .query_unpaged(format!("DROP KEYSPACE IF EXISTS {keyspace}"), ())
+        .query_unpaged(drop, ())
         .await
         .map(|_| ())
         .map_err(|e| format!("dropping the test keyspace {keyspace}: {e}"))

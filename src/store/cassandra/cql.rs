@@ -169,6 +169,34 @@ pub fn drop_rows_table(keyspace: &str, def: &TableDef) -> String {
 pub const FOREIGN_COLUMNS: &str =
     "SELECT column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?";
 
+/// Whether a table has a column. Binds: keyspace, table, column (as
+/// `system_schema` stores them: see [`schema_names`]).
+pub const HAS_COLUMN: &str = "SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ? AND column_name = ?";
+
+/// The keyspace and table names of a user table's rows as
+/// `system_schema` spells them: an unquoted name is folded to lower case,
+/// a quoted one (adopted tables, see [`ident`]) is kept.
+pub fn schema_names(keyspace: &str, def: &TableDef) -> (String, String) {
+    let fold = |n: &str| match ident(n).starts_with('"') {
+        true => n.to_owned(),
+        false => n.to_ascii_lowercase(),
+    };
+    match &def.cql_table {
+        Some(adopted) => {
+            let (ks, table) = split_table(keyspace, adopted);
+            (fold(ks), fold(table))
+        }
+        None => (keyspace.to_ascii_lowercase(), table_name(def)),
+    }
+}
+
+/// An `ALTER TABLE ... ADD` refused because the column is there already:
+/// Cassandra 4 says "Column with name 'c' already exists", Cassandra 3
+/// and ScyllaDB "... conflicts with an existing column".
+pub fn is_existing_column_error(message: &str) -> bool {
+    message.contains("already exists") || message.contains("conflicts with an existing column")
+}
+
 /// Adds one hidden column to an adopted table.
 pub fn add_hidden_column(table: &str, column: &str, cql_type: &str) -> String {
     format!("ALTER TABLE {table} ADD {} {cql_type}", quote(column))
@@ -492,12 +520,40 @@ mod tests {
         assert!(row_cql("ks", &t)
             .read
             .contains(" FROM legacy.\"Users\" WHERE "));
+        assert_eq!(
+            schema_names("ks", &t),
+            ("legacy".to_owned(), "Users".to_owned())
+        );
         t.cql_table = Some("users".into());
         assert_eq!(table_ref("ks", &t), "ks.users");
+        assert_eq!(
+            schema_names("ks", &t),
+            ("ks".to_owned(), "users".to_owned())
+        );
+        t.cql_table = None;
+        assert_eq!(
+            schema_names("Ks", &t),
+            (
+                "ks".to_owned(),
+                "t_users_0192f0c4a1b27c3d8e9f001122334455".to_owned()
+            )
+        );
         assert_eq!(
             add_hidden_column("ks.users", VERSION, "uuid"),
             "ALTER TABLE ks.users ADD \"__version\" uuid"
         );
+    }
+
+    #[test]
+    fn an_existing_column_is_recognised_in_each_servers_words() {
+        // Cassandra 4.0's AlterTableStatement, then Cassandra 3 / ScyllaDB.
+        assert!(is_existing_column_error(
+            "Column with name '__intent' already exists"
+        ));
+        assert!(is_existing_column_error(
+            "Invalid column name __intent because it conflicts with an existing column"
+        ));
+        assert!(!is_existing_column_error("unconfigured table t_x"));
     }
 
     #[test]

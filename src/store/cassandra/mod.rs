@@ -6,6 +6,7 @@
 //! - [`statements`]: prepared once, cached per table.
 //! - [`values`]: SQL values to CQL and back, result rows by column name.
 //! - [`errors`]: driver errors to "certainly not applied" / "unknown".
+//! - [`intent`]: a row's pending transaction write as `__intent` stores it.
 //!
 //! Every conditional method is exactly one LWT. Where Cassandra answers a
 //! failed LWT without the row (a failed `IF __version = ?` returns only the
@@ -16,6 +17,7 @@ pub mod adopt;
 pub mod connect;
 pub mod cql;
 pub mod errors;
+pub mod intent;
 pub mod statements;
 pub mod values;
 
@@ -37,7 +39,7 @@ use self::errors::{classify, classify_pager};
 use self::statements::{Statements, TableStatements};
 use self::values::{to_cql_as, Named};
 use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, Intent, RowRecord, ScanPage, Store, StoreError,
     StoreResult, TxnId, TxnRecord, TxnStatus,
 };
 use crate::catalog::TableDef;
@@ -326,7 +328,7 @@ impl Store for CassandraStore {
             Some(m) => set(Some(m)),
             None => MaybeUnset::Unset,
         });
-        binds.push(match intent_text(&row)? {
+        binds.push(match intent_text(table, &stmts, &row)? {
             Some(t) => set(Some(t)),
             None => MaybeUnset::Unset,
         });
@@ -356,7 +358,7 @@ impl Store for CassandraStore {
         binds.push(set(Some(CqlValue::Boolean(row.live))));
         binds.push(set(claims_map(&row.claims)));
         // None clears it: a CAS that folds or drops an intent writes none.
-        binds.push(set(intent_text(&row)?));
+        binds.push(set(intent_text(table, &stmts, &row)?));
         binds.extend(key_binds(table, &stmts, pk)?);
         // Rows from before adoption have no version: nil, `IF __version = null`.
         binds.push(match expected.is_nil() {
@@ -639,16 +641,47 @@ fn txn_record_of(named: &Named<'_>) -> StoreResult<Option<TxnRecord>> {
     })
 }
 
-/// `__intent` as stored: JSON of the intent, or None.
-fn intent_text(row: &RowRecord) -> StoreResult<Option<CqlValue>> {
-    row.intent
-        .as_ref()
-        .map(|i| {
-            serde_json::to_string(i)
-                .map(CqlValue::Text)
-                .map_err(|e| StoreError::Unavailable(format!("an intent does not serialize: {e}")))
-        })
-        .transpose()
+/// `__intent` as stored (see [`intent`]), or None.
+///
+/// An intent holds the values its row will have once folded. An adopted
+/// table may store a column with less precision than its SQL type (CQL
+/// `timestamp` keeps milliseconds), so there each value is taken through
+/// its column's CQL type and back first; a transaction then reads its own
+/// write as everyone reads it after COMMIT.
+fn intent_text(
+    table: &TableDef,
+    stmts: &TableStatements,
+    row: &RowRecord,
+) -> StoreResult<Option<CqlValue>> {
+    let Some(i) = row.intent.as_ref() else {
+        return Ok(None);
+    };
+    let stored;
+    let i = if table.cql_table.is_some() {
+        let values = i
+            .values
+            .iter()
+            .enumerate()
+            .map(|(c, v)| match table.columns.get(c) {
+                Some(col) if !v.is_null() => {
+                    values::from_cql(&col.ty, column_value(table, stmts, c, v).as_ref())
+                }
+                _ => Ok(v.clone()),
+            })
+            .collect::<StoreResult<_>>()?;
+        stored = Intent {
+            txn: i.txn,
+            live: i.live,
+            claims: i.claims.clone(),
+            values,
+        };
+        &stored
+    } else {
+        &**i
+    };
+    intent::to_json(i)
+        .map(|t| Some(CqlValue::Text(t)))
+        .map_err(|e| StoreError::Unavailable(format!("an intent does not serialize: {e}")))
 }
 
 impl CassandraStore {

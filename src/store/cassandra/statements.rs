@@ -162,10 +162,26 @@ impl Statements {
     }
 
     /// Tables created before transactions have no `__intent` column: add
-    /// it (once per table and process; an existing column is no error).
+    /// it (checked once per table and process). Tables made by this
+    /// version have it already, so the check is a schema read, not DDL.
+    /// Two processes may both find it missing; the second ALTER is refused
+    /// with "already exists", which is success too.
     async fn add_intent_column(&self, def: &TableDef) -> StoreResult<()> {
-        let table = cql::table_ref(&self.keyspace, def);
-        let alter = cql::add_hidden_column(&table, cql::INTENT, "text");
+        let (ks, table) = cql::schema_names(&self.keyspace, def);
+        let found = self
+            .session
+            .query_unpaged(cql::HAS_COLUMN, (&ks, &table, cql::INTENT))
+            .await
+            .map_err(|e| super::errors::classify(&e, false))?;
+        let present = found
+            .into_rows_result()
+            .map(|r| r.rows_num() > 0)
+            .unwrap_or(false);
+        if present {
+            return Ok(());
+        }
+        let alter =
+            cql::add_hidden_column(&cql::table_ref(&self.keyspace, def), cql::INTENT, "text");
         match self.session.query_unpaged(alter, ()).await {
             Ok(_) => {
                 self.session
@@ -174,8 +190,7 @@ impl Statements {
                     .map_err(|e| StoreError::Unknown(format!("schema agreement: {e}")))?;
                 Ok(())
             }
-            // "conflicts with an existing column": added already.
-            Err(e) if e.to_string().contains("conflicts with") => Ok(()),
+            Err(e) if cql::is_existing_column_error(&e.to_string()) => Ok(()),
             Err(e) => Err(super::errors::classify(&e, false)),
         }
     }

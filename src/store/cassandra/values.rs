@@ -244,7 +244,7 @@ impl Named<'_> {
         }
         let intent = match self.text(INTENT)? {
             Some(json) => Some(Box::new(
-                serde_json::from_str(&json).map_err(|e| corrupt(format!("{INTENT}: {e}")))?,
+                super::intent::from_json(&json).map_err(|e| corrupt(format!("{INTENT}: {e}")))?,
             )),
             None => None,
         };
