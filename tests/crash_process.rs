@@ -281,7 +281,8 @@ async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
     admin
         .batch_execute(
             "CREATE TABLE acct (id integer PRIMARY KEY, email text UNIQUE, bal integer NOT NULL);
-             INSERT INTO acct VALUES (1, 'a@x', 100), (2, 'b@x', 100), (3, 'c@x', 100), (4, 'd@x', 100)",
+             INSERT INTO acct VALUES (1, 'a@x', 100), (2, 'b@x', 100), (3, 'c@x', 100),
+                                     (4, 'd@x', 100), (5, 'e@x', 100), (6, 'f@x', 100)",
         )
         .await
         .unwrap();
@@ -307,8 +308,8 @@ async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
              INSERT INTO acct VALUES ({id}, 'new{k}@x', 0);
              CREATE TABLE made{k} (id integer PRIMARY KEY);
              INSERT INTO made{k} VALUES (1)",
-            from = k + 1,
-            to = (k + 1) % 4 + 1,
+            from = 2 * k + 1,
+            to = 2 * k + 2,
             id = 100 + k,
         ))
         .await
@@ -326,7 +327,7 @@ async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
                 "UPDATE acct SET bal = bal WHERE id = {};
                  INSERT INTO acct VALUES ({}, 'new{k}@x', 0);
                  CREATE TABLE made{k} (id integer PRIMARY KEY, v text)",
-                k + 1,
+                2 * k + 1,
                 200 + k,
             ))
             .await
@@ -349,6 +350,8 @@ async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
             (2, 110),
             (3, 100),
             (4, 100),
+            (5, 100),
+            (6, 100),
             (200, 0),
             (201, 0),
             (202, 0)
