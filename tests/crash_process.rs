@@ -43,6 +43,22 @@ fn spawn(node: &str, keyspace: &str, port: u16) -> Child {
         .expect("keyclaim starts")
 }
 
+/// The Cassandra node these tests need, with a fresh keyspace on it (None,
+/// and a note, without `KEYCLAIM_TEST_CASSANDRA`).
+async fn cassandra() -> Option<(String, common::TestStore, String)> {
+    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
+        eprintln!(
+            "skipped: needs {} (processes must share a store that outlives them)",
+            common::CASSANDRA_ENV
+        );
+        return None;
+    };
+    let mut config = Config::default();
+    common::configure_store(&mut config);
+    let store = common::TestStore::open(&config).await;
+    Some((node, store, config.store.keyspace))
+}
+
 /// A keyclaim process that is killed when the test ends, however it ends.
 struct Proc(Child);
 
@@ -116,17 +132,9 @@ fn storm(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_and_stalled_processes_keep_every_constraint() {
-    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
-        eprintln!(
-            "skipped: needs {} (processes must share a store that outlives them)",
-            common::CASSANDRA_ENV
-        );
+    let Some((node, store, keyspace)) = cassandra().await else {
         return;
     };
-    let mut config = Config::default();
-    common::configure_store(&mut config);
-    let store = common::TestStore::open(&config).await;
-    let keyspace = config.store.keyspace.clone();
     let (pa, pb) = (free_port(), free_port());
     let mut a = spawn(&node, &keyspace, pa);
     let mut b = spawn(&node, &keyspace, pb);
@@ -263,17 +271,9 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
 /// table name are free again within a few leases, for another process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
-    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
-        eprintln!(
-            "skipped: needs {} (processes must share a store that outlives them)",
-            common::CASSANDRA_ENV
-        );
+    let Some((node, store, keyspace)) = cassandra().await else {
         return;
     };
-    let mut config = Config::default();
-    common::configure_store(&mut config);
-    let store = common::TestStore::open(&config).await;
-    let keyspace = config.store.keyspace.clone();
     let (pa, pb) = (free_port(), free_port());
     let mut a = Proc(spawn(&node, &keyspace, pa));
     let _b = Proc(spawn(&node, &keyspace, pb));

@@ -26,14 +26,40 @@ impl Proxy {
     }
 
     fn with_refresh(test: &TestStore, refresh: Duration) -> Proxy {
-        let config = EngineConfig {
-            catalog_refresh: Some(refresh),
-            ..EngineConfig::default()
-        };
+        Proxy::with_config(
+            test,
+            EngineConfig {
+                catalog_refresh: Some(refresh),
+                ..EngineConfig::default()
+            },
+        )
+    }
+
+    /// A proxy whose lease is `lease`: others abort its transactions that
+    /// long after it dies.
+    fn with_lease(test: &TestStore, lease: Duration) -> Proxy {
+        Proxy::with_config(
+            test,
+            EngineConfig {
+                catalog_refresh: Some(REFRESH),
+                lease,
+                lock_timeout: Duration::from_secs(20),
+                ..EngineConfig::default()
+            },
+        )
+    }
+
+    fn with_config(test: &TestStore, config: EngineConfig) -> Proxy {
         Proxy {
             engine: Engine::new(test.store.clone(), config),
             session: Session::new("keyclaim", "keyclaim", &HashMap::new()),
         }
+    }
+
+    /// Dies as a killed process does: no ROLLBACK, no heartbeat from now on.
+    fn die(self) {
+        std::mem::forget(self.session);
+        drop(self.engine);
     }
 
     /// Runs each statement of `sql` in turn, planned as the session's
@@ -165,18 +191,10 @@ async fn a_proxy_that_dies_inside_a_ddl_block_leaves_nothing() {
     common::init_logging();
     let test = TestStore::fresh().await;
     let lease = Duration::from_millis(300);
-    let short = |test: &TestStore| {
-        let config = EngineConfig {
-            catalog_refresh: Some(REFRESH),
-            lease,
-            ..EngineConfig::default()
-        };
-        Proxy {
-            engine: Engine::new(test.store.clone(), config),
-            session: Session::new("keyclaim", "keyclaim", &HashMap::new()),
-        }
-    };
-    let (mut a, mut b) = (short(&test), short(&test));
+    let (mut a, mut b) = (
+        Proxy::with_lease(&test, lease),
+        Proxy::with_lease(&test, lease),
+    );
     a.run(
         "BEGIN;
          CREATE TABLE t (id int PRIMARY KEY, k text UNIQUE);
@@ -184,9 +202,7 @@ async fn a_proxy_that_dies_inside_a_ddl_block_leaves_nothing() {
     )
     .await
     .unwrap();
-    // Dies: no ROLLBACK, no heartbeat from now on.
-    std::mem::forget(a.session);
-    drop(a.engine);
+    a.die();
     assert_eq!(b.code_of("SELECT * FROM t").await, "42P01");
     let started = std::time::Instant::now();
     b.run("CREATE TABLE t (id int PRIMARY KEY, k text)")
@@ -207,19 +223,10 @@ async fn an_index_build_aborts_a_dead_proxys_transaction() {
     common::init_logging();
     let test = TestStore::fresh().await;
     let lease = Duration::from_millis(300);
-    let short = |test: &TestStore| {
-        let config = EngineConfig {
-            catalog_refresh: Some(REFRESH),
-            lease,
-            lock_timeout: Duration::from_secs(20),
-            ..EngineConfig::default()
-        };
-        Proxy {
-            engine: Engine::new(test.store.clone(), config),
-            session: Session::new("keyclaim", "keyclaim", &HashMap::new()),
-        }
-    };
-    let (mut a, mut b) = (short(&test), short(&test));
+    let (mut a, mut b) = (
+        Proxy::with_lease(&test, lease),
+        Proxy::with_lease(&test, lease),
+    );
     b.run("CREATE TABLE t (id int PRIMARY KEY, k text); INSERT INTO t VALUES (1, 'x')")
         .await
         .unwrap();
@@ -228,8 +235,7 @@ async fn an_index_build_aborts_a_dead_proxys_transaction() {
         .await
         .unwrap();
     // Dies with the block open.
-    std::mem::forget(a.session);
-    drop(a.engine);
+    a.die();
     let started = std::time::Instant::now();
     b.run("CREATE UNIQUE INDEX t_k ON t (k)").await.unwrap();
     assert!(started.elapsed() < Duration::from_secs(10));

@@ -8,34 +8,11 @@ mod common;
 
 use std::time::Duration;
 
+use common::{spawned, sqlstate_of};
 use tokio_postgres::Client;
-
-async fn code(client: &Client, sql: &str) -> String {
-    let e = client.batch_execute(sql).await.unwrap_err();
-    e.as_db_error()
-        .unwrap_or_else(|| panic!("{sql}: {e}"))
-        .code()
-        .code()
-        .to_owned()
-}
 
 async fn ids(client: &Client, table: &str) -> Vec<i32> {
     common::column(client, &format!("SELECT id FROM {table} ORDER BY id")).await
-}
-
-/// Runs `sql` on a task of its own (it waits for a holder); its SQLSTATE
-/// or "ok".
-fn spawned(client: Client, sql: &'static str) -> tokio::task::JoinHandle<(Client, String)> {
-    tokio::spawn(async move {
-        let r = match client.batch_execute(sql).await {
-            Ok(()) => "ok".to_owned(),
-            Err(e) => e
-                .as_db_error()
-                .map(|d| d.code().code().to_owned())
-                .unwrap_or_else(|| e.to_string()),
-        };
-        (client, r)
-    })
 }
 
 #[tokio::test]
@@ -51,11 +28,11 @@ async fn a_migration_that_fails_half_way_leaves_no_table_behind() {
     .unwrap();
     // The next migration step fails: the block fails, and nothing of it stays.
     assert_eq!(
-        code(&c, "INSERT INTO users VALUES (1, 'dup')").await,
+        sqlstate_of(&c, "INSERT INTO users VALUES (1, 'dup')").await,
         "23505"
     );
     c.batch_execute("ROLLBACK").await.unwrap();
-    assert_eq!(code(&c, "SELECT * FROM users").await, "42P01");
+    assert_eq!(sqlstate_of(&c, "SELECT * FROM users").await, "42P01");
     // Run again, whole: the table comes with its index, which then holds.
     c.batch_execute(
         "BEGIN;
@@ -67,7 +44,7 @@ async fn a_migration_that_fails_half_way_leaves_no_table_behind() {
     .await
     .unwrap();
     assert_eq!(
-        code(&c, "INSERT INTO users VALUES (2, 'ann@x')").await,
+        sqlstate_of(&c, "INSERT INTO users VALUES (2, 'ann@x')").await,
         "23505"
     );
     // An index build that meets a duplicate fails the block and undoes it.
@@ -79,11 +56,11 @@ async fn a_migration_that_fails_half_way_leaves_no_table_behind() {
     .await
     .unwrap();
     assert_eq!(
-        code(&c, "CREATE UNIQUE INDEX pets_tag ON pets (tag)").await,
+        sqlstate_of(&c, "CREATE UNIQUE INDEX pets_tag ON pets (tag)").await,
         "23505"
     );
     c.batch_execute("COMMIT").await.unwrap();
-    assert_eq!(code(&c, "SELECT * FROM pets").await, "42P01");
+    assert_eq!(sqlstate_of(&c, "SELECT * FROM pets").await, "42P01");
 }
 
 #[tokio::test]
@@ -113,15 +90,18 @@ async fn other_sessions_see_ddl_only_once_the_block_commits() {
         .unwrap();
     // (An error fails the block, as in PostgreSQL: look behind a savepoint.)
     a.batch_execute("SAVEPOINT s").await.unwrap();
-    assert_eq!(code(&a, "SELECT * FROM old").await, "42P01");
+    assert_eq!(sqlstate_of(&a, "SELECT * FROM old").await, "42P01");
     a.batch_execute("ROLLBACK TO SAVEPOINT s").await.unwrap();
     // Another session sees the catalog as it was.
-    assert_eq!(code(&b, "SELECT * FROM fresh").await, "42P01");
+    assert_eq!(sqlstate_of(&b, "SELECT * FROM fresh").await, "42P01");
     assert_eq!(ids(&b, "old").await, vec![1]);
     a.batch_execute("COMMIT").await.unwrap();
     assert_eq!(ids(&b, "fresh").await, vec![1, 2, 3]);
-    assert_eq!(code(&b, "SELECT * FROM old").await, "42P01");
-    assert_eq!(code(&b, "INSERT INTO fresh VALUES (4, 'a')").await, "23505");
+    assert_eq!(sqlstate_of(&b, "SELECT * FROM old").await, "42P01");
+    assert_eq!(
+        sqlstate_of(&b, "INSERT INTO fresh VALUES (4, 'a')").await,
+        "23505"
+    );
 }
 
 #[tokio::test]
@@ -139,12 +119,18 @@ async fn rollback_undoes_drop_table_and_drop_index() {
     )
     .await
     .unwrap();
-    assert_eq!(code(&c, "INSERT INTO t VALUES (2, 'a')").await, "23505");
+    assert_eq!(
+        sqlstate_of(&c, "INSERT INTO t VALUES (2, 'a')").await,
+        "23505"
+    );
     c.batch_execute("BEGIN; DROP TABLE t; ROLLBACK")
         .await
         .unwrap();
     assert_eq!(ids(&c, "t").await, vec![1]);
-    assert_eq!(code(&c, "INSERT INTO t VALUES (2, 'a')").await, "23505");
+    assert_eq!(
+        sqlstate_of(&c, "INSERT INTO t VALUES (2, 'a')").await,
+        "23505"
+    );
     // Committed, the drop frees the name and the keys.
     c.batch_execute(
         "BEGIN;
@@ -156,7 +142,10 @@ async fn rollback_undoes_drop_table_and_drop_index() {
     .await
     .unwrap();
     assert_eq!(ids(&c, "t").await, vec![1]);
-    assert_eq!(code(&c, "INSERT INTO t VALUES (2, 'a')").await, "23505");
+    assert_eq!(
+        sqlstate_of(&c, "INSERT INTO t VALUES (2, 'a')").await,
+        "23505"
+    );
 }
 
 #[tokio::test]
@@ -175,13 +164,13 @@ async fn rollback_to_a_savepoint_undoes_the_ddl_after_it() {
     .await
     .unwrap();
     assert_eq!(ids(&c, "a").await, vec![1]);
-    assert_eq!(code(&c, "SELECT * FROM b").await, "42P01");
+    assert_eq!(sqlstate_of(&c, "SELECT * FROM b").await, "42P01");
     c.batch_execute("ROLLBACK TO SAVEPOINT s; SAVEPOINT t")
         .await
         .unwrap();
     // A failed DDL statement after a savepoint takes back only what followed it.
     assert_eq!(
-        code(&c, "CREATE TABLE a (id integer PRIMARY KEY)").await,
+        sqlstate_of(&c, "CREATE TABLE a (id integer PRIMARY KEY)").await,
         "42P07"
     );
     c.batch_execute(
@@ -209,7 +198,7 @@ async fn a_unique_index_on_an_older_table_is_refused_inside_a_block() {
     let db = e.as_db_error().unwrap();
     assert_eq!(db.code().code(), "25001");
     assert!(db.hint().unwrap().contains("outside the block"), "{db:?}");
-    assert_eq!(code(&c, "SELECT 1").await, "25P02");
+    assert_eq!(sqlstate_of(&c, "SELECT 1").await, "25P02");
     c.batch_execute("ROLLBACK; CREATE UNIQUE INDEX t_v ON t (v)")
         .await
         .unwrap();
@@ -231,7 +220,7 @@ async fn a_concurrent_create_of_the_same_name_waits_for_the_holder() {
     assert!(!waiter.is_finished(), "CREATE waits for the open block");
     a.batch_execute("ROLLBACK").await.unwrap();
     let (b, answer) = waiter.await.unwrap();
-    assert_eq!(answer, "ok");
+    assert_eq!(answer, Ok(()));
     b.batch_execute("INSERT INTO t VALUES (1, 'v')")
         .await
         .unwrap();
@@ -243,7 +232,7 @@ async fn a_concurrent_create_of_the_same_name_waits_for_the_holder() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(!waiter.is_finished());
     a.batch_execute("COMMIT").await.unwrap();
-    assert_eq!(waiter.await.unwrap().1, "42P07");
+    assert_eq!(waiter.await.unwrap().1, Err("42P07".to_owned()));
 }
 
 #[tokio::test]

@@ -8,6 +8,7 @@ mod common;
 
 use std::time::Duration;
 
+use common::{spawned, sqlstate_of};
 use tokio_postgres::Client;
 
 async fn ids(client: &Client, table: &str) -> Vec<i32> {
@@ -16,30 +17,6 @@ async fn ids(client: &Client, table: &str) -> Vec<i32> {
 
 async fn balances(client: &Client) -> Vec<i32> {
     common::column(client, "SELECT bal FROM acct ORDER BY id").await
-}
-
-async fn code(client: &Client, sql: &str) -> String {
-    let e = client.batch_execute(sql).await.unwrap_err();
-    e.as_db_error()
-        .unwrap_or_else(|| panic!("{sql}: {e}"))
-        .code()
-        .code()
-        .to_owned()
-}
-
-/// Runs `sql` on a task of its own, to wait for a holder; its result.
-fn spawned(
-    client: Client,
-    sql: &'static str,
-) -> tokio::task::JoinHandle<(Client, Result<(), String>)> {
-    tokio::spawn(async move {
-        let r = client.batch_execute(sql).await.map_err(|e| {
-            e.as_db_error()
-                .map(|d| d.code().code().to_owned())
-                .unwrap_or_else(|| e.to_string())
-        });
-        (client, r)
-    })
 }
 
 async fn setup(client: &Client) {
@@ -92,7 +69,7 @@ async fn rollback_undoes_every_write_of_the_block() {
         .await
         .unwrap();
     assert_eq!(
-        code(&c, "INSERT INTO acct VALUES (9, 'a@x', 1)").await,
+        sqlstate_of(&c, "INSERT INTO acct VALUES (9, 'a@x', 1)").await,
         "23505"
     );
 }
@@ -106,10 +83,10 @@ async fn an_error_inside_a_block_leaves_nothing() {
         .await
         .unwrap();
     assert_eq!(
-        code(&c, "INSERT INTO acct VALUES (4, 'd@x', 1), (5, 'a@x', 1)").await,
+        sqlstate_of(&c, "INSERT INTO acct VALUES (4, 'd@x', 1), (5, 'a@x', 1)").await,
         "23505"
     );
-    assert_eq!(code(&c, "SELECT 1").await, "25P02");
+    assert_eq!(sqlstate_of(&c, "SELECT 1").await, "25P02");
     let tag = c.simple_query("COMMIT").await.unwrap();
     let tokio_postgres::SimpleQueryMessage::CommandComplete(_) = &tag[0] else {
         panic!("{tag:?}")
@@ -140,7 +117,7 @@ async fn savepoints_undo_exactly_what_came_after_them() {
     // A failed statement inside the block is undone by ROLLBACK TO too.
     c.batch_execute("SAVEPOINT t").await.unwrap();
     assert_eq!(
-        code(&c, "INSERT INTO acct VALUES (6, 'e@x', 6), (7, 'c@x', 7)").await,
+        sqlstate_of(&c, "INSERT INTO acct VALUES (6, 'e@x', 6), (7, 'c@x', 7)").await,
         "23505"
     );
     c.batch_execute("ROLLBACK TO t; COMMIT").await.unwrap();
@@ -418,7 +395,7 @@ async fn a_unique_index_build_waits_for_open_transactions() {
     }
     // With the index in place, the value is unique.
     assert_eq!(
-        code(&a, "INSERT INTO tags VALUES (3, 'same')").await,
+        sqlstate_of(&a, "INSERT INTO tags VALUES (3, 'same')").await,
         "23505"
     );
 }

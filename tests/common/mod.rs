@@ -295,3 +295,31 @@ impl TestServer {
         }
     }
 }
+
+/// The SQLSTATE `sql` fails with (it must fail).
+#[allow(dead_code)]
+pub async fn sqlstate_of(client: &Client, sql: &str) -> String {
+    let e = client.batch_execute(sql).await.unwrap_err();
+    e.as_db_error()
+        .unwrap_or_else(|| panic!("{sql}: {e}"))
+        .code()
+        .code()
+        .to_owned()
+}
+
+/// Runs `sql` on a task of its own (to wait for a holder); its result, an
+/// error as its SQLSTATE.
+#[allow(dead_code)]
+pub fn spawned(
+    client: Client,
+    sql: &'static str,
+) -> tokio::task::JoinHandle<(Client, Result<(), String>)> {
+    tokio::spawn(async move {
+        let r = client.batch_execute(sql).await.map_err(|e| {
+            e.as_db_error()
+                .map(|d| d.code().code().to_owned())
+                .unwrap_or_else(|| e.to_string())
+        });
+        (client, r)
+    })
+}
