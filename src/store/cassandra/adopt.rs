@@ -112,18 +112,30 @@ pub async fn adopt(session: &Session, keyspace: &str, name: &str) -> StoreResult
     let columns = read_columns(session, ks, table).await?;
     let foreign = plan(name, &columns).map_err(StoreError::Unavailable)?;
     let target = format!("{}.{}", cql::ident(ks), cql::ident(table));
+    // Proxies starting together adopt the same table at once: a column
+    // another one added meanwhile is refused as existing, which is fine
+    // once its type is checked (below).
+    let mut raced = false;
     for (column, ty) in HIDDEN {
         if !columns.iter().any(|c| c.name == column) {
-            session
+            match session
                 .query_unpaged(cql::add_hidden_column(&target, column, ty), ())
                 .await
-                .map_err(|e| classify(&e, false))?;
+            {
+                Ok(_) => {}
+                Err(e) if cql::is_existing_column_error(&e.to_string()) => raced = true,
+                Err(e) => return Err(classify(&e, false)),
+            }
         }
     }
     session
         .await_schema_agreement()
         .await
         .map_err(|e| StoreError::Unknown(format!("schema agreement: {e}")))?;
+    if raced {
+        let columns = read_columns(session, ks, table).await?;
+        plan(name, &columns).map_err(StoreError::Unavailable)?;
+    }
     Ok(foreign)
 }
 
