@@ -82,6 +82,7 @@ pub enum Func {
     Lower,
     Upper,
     Length,
+    OctetLength,
     Coalesce,
     Abs,
     Version,
@@ -394,7 +395,7 @@ impl Compiler<'_> {
             Expr::Func(f, args) => match f {
                 Func::Now => Some(SqlType::TimestampTz),
                 Func::GenRandomUuid => Some(SqlType::Uuid),
-                Func::Length => Some(SqlType::Int4),
+                Func::Length | Func::OctetLength => Some(SqlType::Int4),
                 Func::PgBackendPid => Some(SqlType::Int4),
                 Func::Coalesce | Func::Abs => args.iter().find_map(|a| self.type_of(a)),
                 _ => Some(SqlType::Text),
@@ -443,6 +444,7 @@ impl Compiler<'_> {
             "lower" => Func::Lower,
             "upper" => Func::Upper,
             "length" | "char_length" | "character_length" => Func::Length,
+            "octet_length" => Func::OctetLength,
             "coalesce" => Func::Coalesce,
             "abs" => Func::Abs,
             "version" => Func::Version,
@@ -1040,9 +1042,14 @@ fn func(f: Func, args: &[Expr], cx: &EvalCtx<'_>) -> SqlResult<Value> {
             arity(1)?;
             text_fn(&vals[0], |s| Value::Text(s.to_uppercase()))
         }
-        Func::Length => {
+        // length(bytea) counts bytes, as octet_length does for both.
+        Func::Length | Func::OctetLength => {
             arity(1)?;
-            text_fn(&vals[0], |s| Value::Int4(s.chars().count() as i32))
+            match &vals[0] {
+                Value::Bytea(b) => Value::Int4(b.len() as i32),
+                v if f == Func::OctetLength => text_fn(v, |s| Value::Int4(s.len() as i32)),
+                v => text_fn(v, |s| Value::Int4(s.chars().count() as i32)),
+            }
         }
         Func::Coalesce => vals
             .into_iter()

@@ -7,4 +7,6 @@ INSERT INTO typed (id, n) VALUES ('A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11', 1);
 INSERT INTO typed (id, dt) VALUES ('b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', '2024-02-30');
 SELECT 1, 'x', 1.5, true, NULL;
 SELECT 1::int AS one, 'a' || 'b' AS ab, 7 / 2, lower('ABC'), coalesce(NULL, 3);
+-- length of bytea counts bytes; octet_length counts bytes of text too.
+SELECT length('\x010203'::bytea), octet_length('\x010203'::bytea), octet_length('héllo'), length('héllo'), char_length('héllo');
 DROP TABLE typed;
