@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # This build against an earlier one, in one run, on the embedded store:
-# pgbench unique-key inserts and point selects by unique key at 1, 8 and 32
-# clients, the two builds taking turns on each point. Prints a Markdown
-# table with both TPS and the ratio this / earlier.
+# pgbench unique-key inserts and point selects by unique key (simple
+# protocol: their keys sit inside string literals) and by primary key
+# (prepared and extended protocol) at 1, 8 and 32 clients, the two builds
+# taking turns on each point. Prints a Markdown table with both TPS and the
+# ratio this / earlier.
 #
 #   bench/ab.sh                 # against the build before transactions
 #   BASE=<rev> SECONDS_PER_POINT=20 bench/ab.sh
@@ -41,13 +43,13 @@ run() { # port script clients mode -> tps
 }
 echo "| workload | mode | clients | earlier ($BASE) tps | this build tps | this / earlier |"
 echo "|---|---|---|---|---|---|"
-for workload in insert_unique select_unique; do
-  for mode in prepared extended; do
-    for clients in 1 8 32; do
-      old=$(run $OLD_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
-      new=$(run $NEW_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
-      ratio=$(awk -v a="$new" -v b="$old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-      echo "| $workload | $mode | $clients | $old | $new | $ratio |"
-    done
+for point in insert_unique:simple select_unique:simple select_pk:prepared select_pk:extended; do
+  workload=${point%%:*}
+  mode=${point##*:}
+  for clients in 1 8 32; do
+    old=$(run $OLD_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
+    new=$(run $NEW_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
+    ratio=$(awk -v a="$new" -v b="$old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+    echo "| $workload | $mode | $clients | $old | $new | $ratio |"
   done
 done
