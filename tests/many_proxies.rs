@@ -35,17 +35,18 @@ impl Proxy {
         )
     }
 
-    /// A proxy whose lease is `lease`: others abort its transactions that
-    /// long after it dies.
-    fn with_lease(test: &TestStore, lease: Duration) -> Proxy {
-        Proxy::with_config(
-            test,
-            EngineConfig {
-                catalog_refresh: Some(REFRESH),
-                lease,
-                lock_timeout: Duration::from_secs(20),
-                ..EngineConfig::default()
-            },
+    /// Two proxies with a 300 ms lease: each aborts the other's
+    /// transactions that long after it dies.
+    fn two_with_short_lease(test: &TestStore) -> (Proxy, Proxy) {
+        let config = EngineConfig {
+            catalog_refresh: Some(REFRESH),
+            lease: Duration::from_millis(300),
+            lock_timeout: Duration::from_secs(20),
+            ..EngineConfig::default()
+        };
+        (
+            Proxy::with_config(test, config.clone()),
+            Proxy::with_config(test, config),
         )
     }
 
@@ -190,11 +191,7 @@ async fn ddl_in_a_block_reaches_other_proxies_at_commit() {
 async fn a_proxy_that_dies_inside_a_ddl_block_leaves_nothing() {
     common::init_logging();
     let test = TestStore::fresh().await;
-    let lease = Duration::from_millis(300);
-    let (mut a, mut b) = (
-        Proxy::with_lease(&test, lease),
-        Proxy::with_lease(&test, lease),
-    );
+    let (mut a, mut b) = Proxy::two_with_short_lease(&test);
     a.run(
         "BEGIN;
          CREATE TABLE t (id int PRIMARY KEY, k text UNIQUE);
@@ -222,11 +219,7 @@ async fn a_proxy_that_dies_inside_a_ddl_block_leaves_nothing() {
 async fn an_index_build_aborts_a_dead_proxys_transaction() {
     common::init_logging();
     let test = TestStore::fresh().await;
-    let lease = Duration::from_millis(300);
-    let (mut a, mut b) = (
-        Proxy::with_lease(&test, lease),
-        Proxy::with_lease(&test, lease),
-    );
+    let (mut a, mut b) = Proxy::two_with_short_lease(&test);
     b.run("CREATE TABLE t (id int PRIMARY KEY, k text); INSERT INTO t VALUES (1, 'x')")
         .await
         .unwrap();
