@@ -446,22 +446,21 @@ async fn release_unneeded(
             }
         }
     }
+    // The rows the undo restores, by each of their constraints: the keys
+    // `needed` names them for are theirs to hold again.
     let restored: HashSet<(&str, &[u8])> = per_row(undone)
         .into_iter()
-        .map(|(_, last)| (last.table.id.as_str(), last.pk.as_slice()))
+        .flat_map(|(_, last)| {
+            let pk = last.pk.as_slice();
+            last.table.uniques.iter().map(move |u| (u.id.as_str(), pk))
+        })
         .collect();
-    for (_, last) in per_row(kept) {
-        if !restored.contains(&(last.table.id.as_str(), last.pk.as_slice())) {
-            continue;
-        }
-        let Some(after) = last.write.after() else {
-            continue;
-        };
-        for k in keys_of(&last.table, &after.values) {
-            let key = (last.table.uniques[k.unique].id.clone(), k.key);
-            if seen.insert(key.clone()) && !claim_again(store, own, &key, &last.pk).await {
-                result = lost();
-            }
+    for (key, owner) in &needed {
+        if restored.contains(&(key.0.as_str(), owner.as_slice()))
+            && seen.insert(key.clone())
+            && !claim_again(store, own, key, owner).await
+        {
+            result = lost();
         }
     }
     result
