@@ -37,6 +37,16 @@ pub struct Session {
     /// What ROLLBACK restores: the settings at BEGIN, then one entry per
     /// SAVEPOINT. Empty outside a block.
     undo: Vec<Undo>,
+    /// What currval and lastval answer (not transactional, as in PostgreSQL).
+    pub sequences: SequenceValues,
+}
+
+/// The session's sequence values: the last value nextval (or setval with
+/// is_called) gave each sequence, and the last nextval of any.
+#[derive(Debug, Clone, Default)]
+pub struct SequenceValues {
+    pub current: HashMap<String, i64>,
+    pub last: Option<i64>,
 }
 
 /// The settings as they were when a block or savepoint began.
@@ -231,6 +241,7 @@ impl Session {
             local: self.local.clone(),
             reset: BTreeMap::new(),
             undo: Vec::new(),
+            sequences: self.sequences.clone(),
         }
     }
 

@@ -23,6 +23,7 @@ fn col(name: &str, ty: SqlType) -> ColumnDef {
         ty,
         not_null: false,
         default: None,
+        identity: None,
     }
 }
 
@@ -41,6 +42,7 @@ fn table() -> TableDef {
         pkey_name: "things_pkey".into(),
         uniques: Vec::new(),
         cql_table: None,
+        sequence: None,
     }
 }
 
@@ -312,6 +314,7 @@ async fn composite_key(store: &dyn Store) {
         pkey_name: "pairs_pkey".into(),
         uniques: Vec::new(),
         cql_table: None,
+        sequence: None,
     };
     store.create_table(&t).await.unwrap();
     let row = |b: i64, a: &str, v: &str| RowRecord {

@@ -34,6 +34,8 @@ pub struct DefIntent {
 /// The stored form. An entry without an intent is stored as the bare
 /// definition, as every entry was before transactional DDL, so old
 /// catalogs read unchanged.
+// Built only to (de)serialize one entry at a time: its size is of no account.
+#[allow(clippy::large_enum_variant)]
 #[derive(Serialize, Deserialize)]
 #[serde(untagged)]
 enum Stored {
@@ -121,10 +123,13 @@ pub struct Garbage {
     pub tables: Vec<Arc<TableDef>>,
     /// Claims of constraints that went, on tables that stay.
     pub claims: Vec<String>,
+    /// Counter ids of dropped sequences (`engine::sequence`).
+    pub counters: Vec<String>,
 }
 
 /// What of `gone` (definitions a decision or undo left behind) is used by
-/// none of `kept`: a table by storage id, a constraint by claims id.
+/// none of `kept`: a table by storage id, a constraint by claims id, a
+/// sequence by counter id.
 pub fn garbage<'a>(
     gone: impl IntoIterator<Item = &'a Arc<TableDef>>,
     kept: &[&Arc<TableDef>],
@@ -134,9 +139,21 @@ pub fn garbage<'a>(
         .iter()
         .flat_map(|d| d.uniques.iter().map(|u| u.id.as_str()))
         .collect();
+    let kept_counters: HashSet<&str> = kept
+        .iter()
+        .filter_map(|d| d.sequence.as_ref().map(|s| s.counter.as_str()))
+        .collect();
     let mut tables: HashMap<&str, &Arc<TableDef>> = HashMap::new();
     let mut claims: Vec<String> = Vec::new();
+    let mut counters: Vec<String> = Vec::new();
     for def in gone {
+        if let Some(seq) = &def.sequence {
+            // A sequence has no rows, only its counter.
+            if !kept_counters.contains(seq.counter.as_str()) && !counters.contains(&seq.counter) {
+                counters.push(seq.counter.clone());
+            }
+            continue;
+        }
         if !kept_tables.contains(def.id.as_str()) {
             tables.entry(def.id.as_str()).or_insert(def);
         }
@@ -148,7 +165,11 @@ pub fn garbage<'a>(
     }
     let mut tables: Vec<Arc<TableDef>> = tables.into_values().cloned().collect();
     tables.sort_by(|a, b| a.id.cmp(&b.id));
-    Garbage { tables, claims }
+    Garbage {
+        tables,
+        claims,
+        counters,
+    }
 }
 
 #[cfg(test)]
@@ -166,6 +187,7 @@ mod tests {
                 ty: SqlType::Int8,
                 not_null: true,
                 default: None,
+                identity: None,
             }],
             primary_key: vec![0],
             pkey_name: "t_pkey".into(),
@@ -180,6 +202,7 @@ mod tests {
                 })
                 .collect(),
             cql_table: None,
+            sequence: None,
         })
     }
 

@@ -3,6 +3,7 @@
 
 pub mod entry;
 pub mod naming;
+pub mod sequence;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -16,14 +17,20 @@ use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::store::{CatalogRecord, RowRecord, Store, StoreError, TxnId, TxnStatus};
 use crate::types::{SqlType, Value};
 pub use entry::{DefIntent, Entry};
+pub use sequence::{Identity, SequenceDef};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ColumnDef {
     pub name: String,
     pub ty: SqlType,
     pub not_null: bool,
-    /// The DEFAULT expression as SQL text, evaluated per row.
+    /// The DEFAULT expression as SQL text, evaluated per row. A serial or
+    /// identity column's is `nextval('its_sequence'::regclass)`.
     pub default: Option<String>,
+    /// `GENERATED ... AS IDENTITY`: its default draws from the sequence the
+    /// column owns, and ALWAYS refuses explicit values (428C9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub identity: Option<Identity>,
 }
 
 /// A UNIQUE constraint or unique index, enforced through claims.
@@ -54,6 +61,10 @@ pub struct TableDef {
     /// instead of creating one; None for tables created through keyclaim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cql_table: Option<String>,
+    /// Set when this relation is a sequence rather than a table: it then
+    /// has no rows or storage, only a counter (`engine::sequence`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sequence: Option<SequenceDef>,
 }
 
 impl TableDef {
@@ -364,7 +375,8 @@ impl Catalog {
     pub async fn all(&self, own: Option<TxnId>) -> SqlResult<Vec<Arc<TableDef>>> {
         let mut out = Vec::new();
         for (name, rec) in self.store.list_catalog().await.map_err(store_error)? {
-            if name == EPOCH_ENTRY {
+            // The epoch and sequence counters are records, not relations.
+            if name.starts_with('\0') {
                 continue;
             }
             let entry = Entry::decode(&rec.definition)

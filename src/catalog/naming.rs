@@ -27,6 +27,18 @@ pub fn index_name<'a>(
     choose(table, columns, "idx", &taken)
 }
 
+/// The `pass`-th candidate name for an object of `table`'s `column`
+/// (`<table>_<column>_<label>`, then with 1, 2, ...), for callers that must
+/// ask the catalog whether each is taken (a serial column's sequence).
+pub fn candidate(table: &str, column: &str, label: &str, pass: usize) -> String {
+    let suffix = if pass == 0 {
+        label.to_owned()
+    } else {
+        format!("{label}{pass}")
+    };
+    make_name(table, column, &suffix)
+}
+
 /// PostgreSQL's makeObjectName + ChooseRelationName: shorten the longer of
 /// table and column parts until `name1_name2_label` fits, then add 1, 2, ...
 fn choose(table: &str, columns: &[&str], label: &str, taken: &[&str]) -> String {

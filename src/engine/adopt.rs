@@ -74,12 +74,14 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
                 ty: ty.clone(),
                 not_null: foreign.primary_key.contains(&i),
                 default: None,
+                identity: None,
             })
             .collect(),
         primary_key: foreign.primary_key.clone(),
         pkey_name: naming::pkey_name(&entry.table),
         uniques: Vec::new(),
         cql_table: Some(entry.cql_table.clone()),
+        sequence: None,
     };
     // Another proxy adopting at the same moment wins; use its entry.
     ddl.catalog

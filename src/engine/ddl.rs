@@ -16,12 +16,14 @@ use tracing::{info, warn};
 use super::{Executed, Notice, Outcome};
 use crate::catalog::entry::{garbage, Garbage};
 use crate::catalog::{
-    naming, storage_id, store_error, Catalog, DefIntent, Entry, TableDef, UniqueDef,
+    naming, storage_id, store_error, Catalog, DefIntent, Entry, SequenceDef, TableDef, UniqueDef,
 };
 use crate::claims::intents::{abort_if_gone, decision, Decision, Peers, Wait};
 use crate::claims::{self, ClaimConfig, ClaimStats, RowWrite, WriteError};
 use crate::error::{sqlstate, SqlError, SqlResult};
-use crate::sql::ddl::{with_storage_ids, CreateIndex, CreateTable};
+use crate::sql::ddl::{
+    nextval_default, with_storage_ids, CreateIndex, CreateSequence, CreateTable,
+};
 use crate::store::{Store, TxnId, TxnStatus};
 use crate::txn::{CatalogChange, OpenTxn, Tail};
 use crate::types::Value;
@@ -56,6 +58,7 @@ static NO_TABLE: TableDef = TableDef {
     pkey_name: String::new(),
     uniques: Vec::new(),
     cql_table: None,
+    sequence: None,
 };
 
 fn command(tag: &str, notices: Vec<Notice>) -> Executed {
@@ -101,6 +104,19 @@ impl Ddl<'_> {
             own: self.own(),
             peers: self.peers,
             born_ms: self.born_ms,
+        }
+    }
+
+    /// A relation name for `table`'s `column` with `label` that no relation
+    /// this transaction sees has (PostgreSQL's ChooseRelationName).
+    async fn free_name(&self, table: &str, column: &str, label: &str) -> SqlResult<String> {
+        let mut pass = 0;
+        loop {
+            let name = naming::candidate(table, column, label, pass);
+            if self.lookup(&name).await?.is_none() {
+                return Ok(name);
+            }
+            pass += 1;
         }
     }
 
@@ -205,6 +221,11 @@ impl Ddl<'_> {
                 warn!(constraint = %id, cause = %e, "claims of a dropped constraint were not removed");
             }
         }
+        for id in &g.counters {
+            if let Err(e) = super::sequence::Sequences::remove(self.store, id).await {
+                warn!(counter = %id, cause = %e, "the counter of a dropped sequence was not removed");
+            }
+        }
     }
 }
 
@@ -298,9 +319,19 @@ pub(crate) async fn undo(ddl: &Ddl<'_>, tail: &Tail) -> Result<(), String> {
 }
 
 pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Executed> {
-    let def = with_storage_ids(plan.def.clone());
+    let mut def = with_storage_ids(plan.def.clone());
     let name = def.name.clone();
     if ddl.lookup(&name).await?.is_none() {
+        // The sequences its serial and identity columns own, named as
+        // PostgreSQL names them; the statement is one transaction, so they
+        // appear with the table or not at all.
+        let mut owned = Vec::new();
+        for o in &plan.owned {
+            let column = def.columns[o.column].name.clone();
+            let seq_name = ddl.free_name(&name, &column, "seq").await?;
+            def.columns[o.column].default = Some(nextval_default(&seq_name));
+            owned.push((seq_name, sequence_relation(&o.def)));
+        }
         // The table's storage exists before the catalog makes it visible.
         ddl.store.create_table(&def).await.map_err(store_error)?;
         let created = ddl
@@ -309,12 +340,18 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
                 None => Ok(Some(def.clone())),
             })
             .await;
+        let created = match created {
+            Ok(_) => create_all(ddl, &owned).await,
+            Err(e) => Err(e),
+        };
         match created {
-            Ok(_) => return Ok(command("CREATE TABLE", Vec::new())),
+            Ok(()) => return Ok(command("CREATE TABLE", Vec::new())),
             // Another transaction created it first: our storage is unused.
             Err(e) => {
-                ddl.store.drop_table(&def).await.map_err(store_error)?;
-                if e.code != sqlstate::DUPLICATE_TABLE {
+                if ddl.open.is_none() {
+                    ddl.store.drop_table(&def).await.map_err(store_error)?;
+                }
+                if e.code != sqlstate::DUPLICATE_TABLE || !plan.if_not_exists {
                     return Err(e);
                 }
             }
@@ -332,6 +369,149 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
     Err(exists(&name))
 }
 
+/// A sequence relation for `def`, with a fresh counter.
+fn sequence_relation(def: &SequenceDef) -> TableDef {
+    let name = String::new();
+    let mut seq = def.clone();
+    seq.counter = storage_id("seq");
+    TableDef {
+        name,
+        id: String::new(),
+        columns: Vec::new(),
+        primary_key: Vec::new(),
+        pkey_name: String::new(),
+        uniques: Vec::new(),
+        cql_table: None,
+        sequence: Some(seq),
+    }
+}
+
+/// Create each sequence relation in `seqs` (42P07 if a name is taken).
+async fn create_all(ddl: &Ddl<'_>, seqs: &[(String, TableDef)]) -> SqlResult<()> {
+    for (name, def) in seqs {
+        let def = TableDef {
+            name: name.clone(),
+            id: name.clone(),
+            ..def.clone()
+        };
+        ddl.change(name, |current| match current {
+            Some(_) => Err(exists(name)),
+            None => Ok(Some(def.clone())),
+        })
+        .await?;
+    }
+    Ok(())
+}
+
+pub async fn create_sequence(ddl: &Ddl<'_>, plan: &CreateSequence) -> SqlResult<Executed> {
+    let name = &plan.name;
+    let mut def = sequence_relation(&plan.def);
+    if let Some((table, column)) = &plan.def.owned_by {
+        let t = ddl
+            .lookup(table)
+            .await?
+            .ok_or_else(|| SqlError::undefined_table(table))?;
+        if t.column_index(column).is_none() {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!("column \"{column}\" of relation \"{table}\" does not exist"),
+            ));
+        }
+    }
+    def.name = name.clone();
+    match create_all(ddl, &[(name.clone(), def)]).await {
+        Ok(()) => Ok(command("CREATE SEQUENCE", Vec::new())),
+        Err(e) if e.code == sqlstate::DUPLICATE_TABLE && plan.if_not_exists => Ok(command(
+            "CREATE SEQUENCE",
+            vec![notice(
+                sqlstate::DUPLICATE_TABLE,
+                format!("relation \"{name}\" already exists, skipping"),
+            )],
+        )),
+        Err(e) => Err(e),
+    }
+}
+
+/// DROP SEQUENCE: every name checked before any is dropped; a sequence a
+/// column's default or identity draws from cannot go (2BP01).
+pub async fn drop_sequence(
+    ddl: &Ddl<'_>,
+    names: &[String],
+    if_exists: bool,
+) -> SqlResult<Executed> {
+    let mut notices = Vec::new();
+    let mut dropping = Vec::new();
+    for name in names {
+        match ddl.lookup(name).await? {
+            None if if_exists => notices.push(notice(
+                "00000",
+                format!("sequence \"{name}\" does not exist, skipping"),
+            )),
+            None => {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("sequence \"{name}\" does not exist"),
+                ))
+            }
+            Some(def) if def.sequence.is_none() => return Err(wrong_kind(name, "sequence")),
+            Some(def) => {
+                if let Some((table, column)) =
+                    def.sequence.as_ref().and_then(|s| s.owned_by.clone())
+                {
+                    let used = ddl.lookup(&table).await?.is_some_and(|t| {
+                        t.columns.iter().any(|c| {
+                            c.name == column
+                                && super::sequence::owned_sequence(c).as_deref()
+                                    == Some(name.as_str())
+                        })
+                    });
+                    if used {
+                        return Err(SqlError::new(
+                            "2BP01",
+                            format!("cannot drop sequence {name} because other objects depend on it"),
+                        )
+                        .with_detail(format!(
+                            "default value for column {column} of table {table} depends on sequence {name}"
+                        ))
+                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+                    }
+                }
+                dropping.push(name);
+            }
+        }
+    }
+    for name in dropping {
+        drop_relation(ddl, name).await?;
+    }
+    Ok(command("DROP SEQUENCE", notices))
+}
+
+/// Drop relation `name` from the catalog; outside a block its storage (or
+/// counter) goes at once, in a block once the transaction commits.
+async fn drop_relation(ddl: &Ddl<'_>, name: &str) -> SqlResult<()> {
+    let mut dropped = None;
+    ddl.change(name, |current| {
+        dropped = current.cloned();
+        Ok(None)
+    })
+    .await?;
+    if let (Some(def), None) = (dropped, ddl.open) {
+        ddl.remove(garbage([&def], &[])).await;
+    }
+    Ok(())
+}
+
+/// 42809: DROP TABLE of a sequence, DROP SEQUENCE of a table.
+fn wrong_kind(name: &str, wanted: &str) -> SqlError {
+    let (is, other) = if wanted == "table" {
+        ("sequence", "SEQUENCE")
+    } else {
+        ("table", "TABLE")
+    };
+    SqlError::new("42809", format!("\"{name}\" is not a {wanted}"))
+        .with_hint(format!("Use DROP {other} to remove a {is}."))
+}
+
 fn exists(name: &str) -> SqlError {
     SqlError::new(
         sqlstate::DUPLICATE_TABLE,
@@ -341,31 +521,41 @@ fn exists(name: &str) -> SqlError {
 
 pub async fn drop_table(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> SqlResult<Executed> {
     let mut notices = Vec::new();
+    let mut owned = Vec::new();
     // Like PostgreSQL, check every name before dropping any.
     for name in names {
-        if ddl.lookup(name).await?.is_none() {
-            if !if_exists {
+        match ddl.lookup(name).await? {
+            None if if_exists => notices.push(notice(
+                "00000",
+                format!("table \"{name}\" does not exist, skipping"),
+            )),
+            None => {
                 return Err(SqlError::new(
                     sqlstate::UNDEFINED_TABLE,
                     format!("table \"{name}\" does not exist"),
-                ));
+                ))
             }
-            notices.push(notice(
-                "00000",
-                format!("table \"{name}\" does not exist, skipping"),
-            ));
+            Some(def) if def.sequence.is_some() => return Err(wrong_kind(name, "table")),
+            Some(def) => owned.extend(
+                def.columns
+                    .iter()
+                    .filter_map(super::sequence::owned_sequence),
+            ),
         }
     }
     for name in names {
-        let mut dropped = None;
-        ddl.change(name, |current| {
-            dropped = current.cloned();
-            Ok(None)
-        })
-        .await?;
-        // In a block the storage goes once the transaction commits.
-        if let (Some(def), None) = (dropped, ddl.open) {
-            ddl.remove(garbage([&def], &[])).await;
+        drop_relation(ddl, name).await?;
+    }
+    // The sequences its serial and identity columns owned go with it. Outside
+    // a block they go after the table: a crash in between leaves a sequence
+    // nothing uses, never a table whose default names a missing one.
+    for seq in owned {
+        if ddl
+            .lookup(&seq)
+            .await?
+            .is_some_and(|d| d.sequence.is_some())
+        {
+            drop_relation(ddl, &seq).await?;
         }
     }
     Ok(command("DROP TABLE", notices))
@@ -441,6 +631,13 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
         .lookup(&plan.table)
         .await?
         .ok_or_else(|| SqlError::undefined_table(&plan.table))?;
+    if table.sequence.is_some() {
+        return Err(SqlError::new(
+            "42809",
+            format!("cannot create index on relation \"{}\"", plan.table),
+        )
+        .with_detail("This operation is not supported for sequences."));
+    }
     if let Some(open) = ddl.open {
         let created_here = matches!(
             ddl.catalog.entry(&plan.table).await?,

@@ -14,6 +14,7 @@ mod env;
 mod lock;
 mod read;
 mod select;
+pub mod sequence;
 mod txn;
 mod write;
 
@@ -161,6 +162,8 @@ struct Inner {
     scan_page: usize,
     /// This proxy's id and open transactions, and how others' are judged.
     peers: Peers,
+    /// This proxy's blocks of sequence values.
+    sequences: sequence::Sequences,
 }
 
 /// Tables resolved before planning, so the planner itself never waits.
@@ -182,6 +185,7 @@ impl Engine {
         let engine = Engine {
             inner: Arc::new(Inner {
                 catalog: Catalog::new(store.clone(), config.catalog_refresh),
+                sequences: sequence::Sequences::new(store.clone()),
                 store,
                 claims: ClaimConfig {
                     lease: config.lease,
@@ -328,6 +332,15 @@ impl Engine {
                 .table(&name, own)
                 .await
                 .map_err(|e| e.at(loc))?;
+            if def.sequence.is_some() {
+                return Err(match statement_kind(&stmt) {
+                    "select" => SqlError::unsupported(
+                        format!("reading sequence \"{name}\" as a table is not supported"),
+                        "use currval(), nextval() or setval()",
+                    ),
+                    _ => SqlError::new("42809", format!("cannot change sequence \"{name}\"")),
+                });
+            }
             tables.insert(name, def);
         }
         let mut planner = Planner {
@@ -490,8 +503,14 @@ impl Engine {
             peers: &inner.peers,
             reads,
         };
-        // Run.
-        let executed = self.run_plan(session, prepared, &cx).await;
+        // Draw sequence values and do setval before anything is evaluated;
+        // like PostgreSQL's, they stay whatever the statement's fate.
+        let executed = match self.prepare_sequences(prepared, &cx).await {
+            // Run.
+            Ok(()) => self.run_plan(session, prepared, &cx).await,
+            Err(e) => Err(e),
+        };
+        session.sequences = cx.env.sequences.lock().values.clone();
         let _writing = stop.map(Stop::writing);
         if own_transaction {
             let open = cx.open.clone().expect("a statement's own transaction");
@@ -507,6 +526,46 @@ impl Engine {
             self.statement_failed(session, e).await;
         }
         executed
+    }
+
+    /// The sequence-function stage: for the expressions a statement
+    /// evaluates before it writes (INSERT values and defaults, SELECT
+    /// without FROM), draw and look up what they need.
+    async fn prepare_sequences(&self, prepared: &Prepared, cx: &StmtCtx<'_>) -> SqlResult<()> {
+        let exprs: Vec<&Expr> = match prepared.plan.as_ref() {
+            Plan::Insert(p) => p
+                .rows
+                .iter()
+                .flat_map(|row| {
+                    row.iter()
+                        .enumerate()
+                        .filter_map(|(i, e)| e.as_ref().or(p.defaults[i].as_ref()))
+                })
+                .collect(),
+            Plan::Select(s) if s.source.is_none() => match &s.output {
+                crate::sql::plan::Output::Rows(exprs) => exprs.iter().collect(),
+                crate::sql::plan::Output::Aggregates(_) => Vec::new(),
+            },
+            _ => return Ok(()),
+        };
+        let eval = crate::sql::expr::EvalCtx {
+            row: None,
+            excluded: None,
+            params: &cx.params,
+            env: cx.env.as_ref(),
+        };
+        let mut into = std::mem::take(&mut *cx.env.sequences.lock());
+        let done = sequence::prepare(
+            &self.inner.sequences,
+            &self.inner.catalog,
+            cx.open.as_ref().map(|o| o.id),
+            &exprs,
+            &eval,
+            &mut into,
+        )
+        .await;
+        *cx.env.sequences.lock() = into;
+        done
     }
 
     async fn run_plan(
@@ -544,6 +603,10 @@ impl Engine {
             }
             Plan::DropIndex { names, if_exists } => {
                 ddl::drop_index(&ddl(), names, *if_exists).await?
+            }
+            Plan::CreateSequence(p) => ddl::create_sequence(&ddl(), p).await?,
+            Plan::DropSequence { names, if_exists } => {
+                ddl::drop_sequence(&ddl(), names, *if_exists).await?
             }
         };
         Ok(executed)
@@ -624,7 +687,10 @@ fn statement_kind(stmt: &Statement) -> &'static str {
         Statement::Insert(_) => "insert",
         Statement::Update(_) => "update",
         Statement::Delete(_) => "delete",
-        Statement::CreateTable(_) | Statement::CreateIndex(_) | Statement::Drop { .. } => "ddl",
+        Statement::CreateTable(_)
+        | Statement::CreateIndex(_)
+        | Statement::CreateSequence { .. }
+        | Statement::Drop { .. } => "ddl",
         _ => "session",
     }
 }

@@ -5,7 +5,8 @@ use sqlparser::ast;
 
 use super::expr::{Compiler, Params, Scope};
 use super::plan::{ident, table_name};
-use crate::catalog::{naming, storage_id, ColumnDef, TableDef, UniqueDef};
+use crate::catalog::sequence::Options;
+use crate::catalog::{naming, storage_id, ColumnDef, Identity, SequenceDef, TableDef, UniqueDef};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::types::SqlType;
 
@@ -14,6 +15,123 @@ pub struct CreateTable {
     /// Storage ids are fresh at execution; these are placeholders.
     pub def: TableDef,
     pub if_not_exists: bool,
+    /// The sequences its serial and identity columns own, created with it;
+    /// their names are chosen at execution (`<table>_<column>_seq`, or
+    /// with a number if taken), and the column's default names them.
+    pub owned: Vec<OwnedSequence>,
+}
+
+/// A sequence a serial or identity column owns.
+#[derive(Debug, Clone)]
+pub struct OwnedSequence {
+    pub column: usize,
+    pub def: SequenceDef,
+}
+
+/// CREATE SEQUENCE.
+#[derive(Debug)]
+pub struct CreateSequence {
+    pub name: String,
+    pub def: SequenceDef,
+    pub if_not_exists: bool,
+}
+
+/// What a serial or identity column's default says: PostgreSQL's text.
+pub fn nextval_default(sequence: &str) -> String {
+    format!("nextval('{}'::regclass)", sequence.replace('\'', "''"))
+}
+
+/// `serial`, `bigserial`, `smallserial` (and their `serialN` spellings):
+/// the integer type they stand for.
+fn serial_type(dt: &ast::DataType) -> Option<SqlType> {
+    let ast::DataType::Custom(name, mods) = dt else {
+        return None;
+    };
+    if !mods.is_empty() || name.0.len() != 1 {
+        return None;
+    }
+    let n = name.0[0].as_ident()?.value.to_ascii_lowercase();
+    match n.as_str() {
+        "serial" | "serial4" => Some(SqlType::Int4),
+        "bigserial" | "serial8" => Some(SqlType::Int8),
+        "smallserial" | "serial2" => Some(SqlType::Int2),
+        _ => None,
+    }
+}
+
+/// An integer in a sequence option (`START WITH -5`).
+fn option_int(e: &ast::Expr) -> SqlResult<i64> {
+    let bad = || SqlError::syntax(format!("syntax error at or near \"{e}\""));
+    match e {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::Number(n, _) => n.parse().map_err(|_| bad()),
+            _ => Err(bad()),
+        },
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Minus,
+            expr,
+        } => option_int(expr).map(|v| -v),
+        ast::Expr::UnaryOp {
+            op: ast::UnaryOperator::Plus,
+            expr,
+        } => option_int(expr),
+        _ => Err(bad()),
+    }
+}
+
+/// CREATE SEQUENCE's (or an identity column's) options.
+pub fn sequence_options(ty: Option<SqlType>, opts: &[ast::SequenceOptions]) -> SqlResult<Options> {
+    let mut o = Options {
+        ty,
+        ..Options::default()
+    };
+    for opt in opts {
+        match opt {
+            ast::SequenceOptions::IncrementBy(e, _) => o.increment = Some(option_int(e)?),
+            ast::SequenceOptions::MinValue(e) => {
+                o.min = Some(e.as_ref().map(option_int).transpose()?)
+            }
+            ast::SequenceOptions::MaxValue(e) => {
+                o.max = Some(e.as_ref().map(option_int).transpose()?)
+            }
+            ast::SequenceOptions::StartWith(e, _) => o.start = Some(option_int(e)?),
+            ast::SequenceOptions::Cache(e) => o.cache = Some(option_int(e)?),
+            ast::SequenceOptions::Cycle(no) => o.cycle = Some(!no),
+        }
+    }
+    Ok(o)
+}
+
+pub fn create_sequence(
+    name: &ast::ObjectName,
+    data_type: Option<&ast::DataType>,
+    options: &[ast::SequenceOptions],
+    owned_by: Option<&ast::ObjectName>,
+    if_not_exists: bool,
+) -> SqlResult<CreateSequence> {
+    let ty = data_type.map(SqlType::from_ast).transpose()?;
+    let mut def = sequence_options(ty, options)?.define()?;
+    if let Some(owner) = owned_by {
+        let parts: Vec<String> = owner
+            .0
+            .iter()
+            .filter_map(|p| p.as_ident().map(ident))
+            .collect();
+        def.owned_by = match parts.as_slice() {
+            [none] if none.eq_ignore_ascii_case("none") => None,
+            [t, c] | [_, t, c] => Some((t.clone(), c.clone())),
+            _ => {
+                return Err(SqlError::syntax(
+                    "invalid OWNED BY option: specify OWNED BY table.column or OWNED BY NONE",
+                ))
+            }
+        };
+    }
+    Ok(CreateSequence {
+        name: table_name(name)?,
+        def,
+        if_not_exists,
+    })
 }
 
 #[derive(Debug)]
@@ -57,6 +175,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
     }
     let name = table_name(&ct.name)?;
     let mut columns: Vec<ColumnDef> = Vec::new();
+    let mut owned: Vec<OwnedSequence> = Vec::new();
     let mut pkeys: Vec<Key> = Vec::new();
     let mut uniques: Vec<Key> = Vec::new();
     for col in &ct.columns {
@@ -67,21 +186,73 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
                 format!("column \"{cname}\" specified more than once"),
             ));
         }
-        let ty = SqlType::from_ast(&col.data_type)?;
+        let serial = serial_type(&col.data_type);
+        let ty = match &serial {
+            Some(ty) => ty.clone(),
+            None => SqlType::from_ast(&col.data_type)?,
+        };
         let mut def = ColumnDef {
             name: cname.clone(),
             ty: ty.clone(),
-            not_null: false,
+            not_null: serial.is_some(),
             default: None,
+            identity: None,
         };
+        if serial.is_some() {
+            let mut seq = Options {
+                ty: Some(ty.clone()),
+                ..Options::default()
+            }
+            .define()?;
+            seq.owned_by = Some((table_name(&ct.name)?, cname.clone()));
+            owned.push(OwnedSequence {
+                column: columns.len(),
+                def: seq,
+            });
+        }
         for opt in &col.options {
             let cname_opt = opt.name.as_ref().map(ident);
             match &opt.option {
                 ast::ColumnOption::Null => {}
                 ast::ColumnOption::NotNull => def.not_null = true,
                 ast::ColumnOption::Default(e) => {
+                    if serial.is_some() {
+                        return Err(default_clash("multiple default values", &cname, &name));
+                    }
+                    if def.identity.is_some() {
+                        return Err(default_clash("both default and identity", &cname, &name));
+                    }
                     check_default(e, &ty)?;
                     def.default = Some(e.to_string());
+                }
+                ast::ColumnOption::Generated {
+                    generated_as,
+                    sequence_options: options,
+                    generation_expr: None,
+                    ..
+                } => {
+                    if serial.is_some() || def.default.is_some() {
+                        return Err(default_clash("both default and identity", &cname, &name));
+                    }
+                    if !matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8) {
+                        return Err(SqlError::new(
+                            "22023",
+                            "identity column type must be smallint, integer, or bigint",
+                        ));
+                    }
+                    def.identity = Some(match generated_as {
+                        ast::GeneratedAs::ByDefault => Identity::ByDefault,
+                        _ => Identity::Always,
+                    });
+                    def.not_null = true;
+                    let mut seq =
+                        sequence_options(Some(ty.clone()), options.as_deref().unwrap_or(&[]))?
+                            .define()?;
+                    seq.owned_by = Some((name.clone(), cname.clone()));
+                    owned.push(OwnedSequence {
+                        column: columns.len(),
+                        def: seq,
+                    });
                 }
                 ast::ColumnOption::PrimaryKey(_) => pkeys.push(Key {
                     name: cname_opt,
@@ -155,6 +326,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         pkey_name,
         uniques: Vec::new(),
         cql_table: None,
+        sequence: None,
     };
     for &i in &pk_cols {
         def.columns[i].not_null = true;
@@ -187,7 +359,16 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
     Ok(CreateTable {
         def,
         if_not_exists: ct.if_not_exists,
+        owned,
     })
+}
+
+/// A column given two ways to fill itself (42601, PostgreSQL's words).
+fn default_clash(what: &str, column: &str, table: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::SYNTAX_ERROR,
+        format!("{what} specified for column \"{column}\" of table \"{table}\""),
+    )
 }
 
 /// A DEFAULT must be a constant expression we can evaluate (no columns).

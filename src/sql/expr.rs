@@ -93,6 +93,34 @@ pub enum Func {
     CurrentSetting,
     SetConfig,
     PgBackendPid,
+    /// nextval, currval, setval, lastval, pg_get_serial_sequence: answered
+    /// by the statement's environment (`engine::sequence` prepares them).
+    Seq(SeqFunc),
+}
+
+/// The sequence functions. Those that read or change a counter, or look up
+/// the catalog, are prepared by the engine before the statement evaluates
+/// anything (`Expr::sequence_calls`); evaluation then only reads what was
+/// prepared, so it stays synchronous.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeqFunc {
+    NextVal,
+    CurrVal,
+    SetVal,
+    LastVal,
+    SerialSequence,
+}
+
+impl SeqFunc {
+    pub fn name(self) -> &'static str {
+        match self {
+            SeqFunc::NextVal => "nextval",
+            SeqFunc::CurrVal => "currval",
+            SeqFunc::SetVal => "setval",
+            SeqFunc::LastVal => "lastval",
+            SeqFunc::SerialSequence => "pg_get_serial_sequence",
+        }
+    }
 }
 
 /// What names resolve to while compiling.
@@ -397,6 +425,8 @@ impl Compiler<'_> {
                 Func::GenRandomUuid => Some(SqlType::Uuid),
                 Func::Length | Func::OctetLength => Some(SqlType::Int4),
                 Func::PgBackendPid => Some(SqlType::Int4),
+                Func::Seq(SeqFunc::SerialSequence) => Some(SqlType::Text),
+                Func::Seq(_) => Some(SqlType::Int8),
                 Func::Coalesce | Func::Abs => args.iter().find_map(|a| self.type_of(a)),
                 _ => Some(SqlType::Text),
             },
@@ -455,6 +485,11 @@ impl Compiler<'_> {
             "current_setting" => Func::CurrentSetting,
             "set_config" => Func::SetConfig,
             "pg_backend_pid" => Func::PgBackendPid,
+            "nextval" => Func::Seq(SeqFunc::NextVal),
+            "currval" => Func::Seq(SeqFunc::CurrVal),
+            "setval" => Func::Seq(SeqFunc::SetVal),
+            "lastval" => Func::Seq(SeqFunc::LastVal),
+            "pg_get_serial_sequence" => Func::Seq(SeqFunc::SerialSequence),
             "count" | "min" | "max" | "sum" | "avg" => {
                 return Err(SqlError::new(
                     sqlstate::GROUPING_ERROR,
@@ -470,8 +505,39 @@ impl Compiler<'_> {
             }
         };
         let mut compiled = Vec::with_capacity(args.len());
-        for a in args {
+        for (i, a) in args.into_iter().enumerate() {
+            // A sequence function's first argument names a relation:
+            // 'name' or 'name'::regclass, as text.
+            let a = match (func, a) {
+                (
+                    Func::Seq(_),
+                    ast::Expr::Cast {
+                        expr, data_type, ..
+                    },
+                ) if i == 0 && data_type.to_string().eq_ignore_ascii_case("regclass") => {
+                    expr.as_ref()
+                }
+                _ => a,
+            };
             compiled.push(self.compile(a)?);
+        }
+        if let Func::Seq(f) = func {
+            let arity = match f {
+                SeqFunc::LastVal => 0..=0,
+                SeqFunc::NextVal | SeqFunc::CurrVal => 1..=1,
+                SeqFunc::SetVal => 2..=3,
+                SeqFunc::SerialSequence => 2..=2,
+            };
+            if !arity.contains(&compiled.len()) {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!(
+                        "function {}() with {} arguments does not exist",
+                        f.name(),
+                        compiled.len()
+                    ),
+                ));
+            }
         }
         if func == Func::Coalesce {
             let ty = compiled.iter().find_map(|a| self.type_of(a));
@@ -611,6 +677,69 @@ pub trait Env: Sync {
     fn user(&self) -> String;
     fn database(&self) -> String;
     fn statement_time(&self) -> chrono::DateTime<chrono::Utc>;
+    /// A sequence function, from what the engine prepared for the
+    /// statement; where nothing was prepared, it is not supported there.
+    fn sequence(&self, f: SeqFunc, _args: &[Value]) -> SqlResult<Value> {
+        Err(sequence_unsupported(f))
+    }
+}
+
+pub fn sequence_unsupported(f: SeqFunc) -> SqlError {
+    SqlError::unsupported(
+        format!("{}() is not supported here", f.name()),
+        "keyclaim evaluates sequence functions in INSERT values, column defaults and SELECT without FROM",
+    )
+}
+
+impl Expr {
+    /// The sequence-function calls in this expression, in evaluation order
+    /// (arguments first), for the engine to prepare.
+    pub fn sequence_calls<'e>(&'e self, out: &mut Vec<(SeqFunc, &'e [Expr])>) {
+        let mut each = |e: &'e Expr| e.sequence_calls(out);
+        match self {
+            Expr::Literal(_)
+            | Expr::Unknown(..)
+            | Expr::Param(_)
+            | Expr::Column(_)
+            | Expr::Excluded(_) => {}
+            Expr::Not(a) | Expr::Neg(a) | Expr::IsNull(a, _) | Expr::Cast(a, _) => each(a),
+            Expr::Binary(_, a, b) => {
+                each(a);
+                each(b);
+            }
+            Expr::InList(a, list, _) => {
+                each(a);
+                list.iter().for_each(each);
+            }
+            Expr::Between(a, b, c, _) => {
+                each(a);
+                each(b);
+                each(c);
+            }
+            Expr::Like { expr, pattern, .. } => {
+                each(expr);
+                each(pattern);
+            }
+            Expr::Func(f, args) => {
+                args.iter().for_each(&mut each);
+                if let Func::Seq(s) = f {
+                    out.push((*s, args));
+                }
+            }
+            Expr::Case {
+                operand,
+                arms,
+                otherwise,
+            } => {
+                operand.iter().for_each(|e| each(e));
+                for (w, t) in arms {
+                    each(w);
+                    each(t);
+                }
+                otherwise.iter().for_each(|e| each(e));
+            }
+        }
+    }
 }
 
 impl Expr {
@@ -1080,6 +1209,7 @@ fn func(f: Func, args: &[Expr], cx: &EvalCtx<'_>) -> SqlResult<Value> {
                 }
             }
         }
+        Func::Seq(f) => cx.env.sequence(f, &vals)?,
         // set_config and pg_sleep act on the session / the clock; the engine
         // handles them before evaluation reaches here.
         Func::SetConfig | Func::PgSleep => {

@@ -7,7 +7,7 @@ use sqlparser::ast::{self, Statement};
 
 use super::expr::{BinOp, Compiler, Expr, Func, Params, Scope};
 use super::locking::{self, LockStrength, LockWait};
-use crate::catalog::TableDef;
+use crate::catalog::{Identity, TableDef};
 use crate::engine::Column;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::types::SqlType;
@@ -26,6 +26,11 @@ pub enum Plan {
         if_exists: bool,
     },
     DropIndex {
+        names: Vec<String>,
+        if_exists: bool,
+    },
+    CreateSequence(super::ddl::CreateSequence),
+    DropSequence {
         names: Vec<String>,
         if_exists: bool,
     },
@@ -166,7 +171,9 @@ impl Plan {
             Plan::CreateTable(_)
             | Plan::CreateIndex(_)
             | Plan::DropTable { .. }
-            | Plan::DropIndex { .. } => "ddl",
+            | Plan::DropIndex { .. }
+            | Plan::CreateSequence(_)
+            | Plan::DropSequence { .. } => "ddl",
         }
     }
 
@@ -177,6 +184,8 @@ impl Plan {
             Plan::Insert(i) => i.rows.len() > 1,
             Plan::Update(u) => !u.source.access.is_point(),
             Plan::Delete(d) => !d.source.access.is_point(),
+            // A table and the sequences its serial columns own appear together.
+            Plan::CreateTable(c) => !c.owned.is_empty(),
             _ => false,
         }
     }
@@ -205,6 +214,8 @@ impl Plan {
             Plan::CreateIndex(_) => "CREATE INDEX",
             Plan::DropTable { .. } => "DROP TABLE",
             Plan::DropIndex { .. } => "DROP INDEX",
+            Plan::CreateSequence(_) => "CREATE SEQUENCE",
+            Plan::DropSequence { .. } => "DROP SEQUENCE",
         }
     }
 
@@ -293,6 +304,20 @@ impl Planner<'_> {
             Statement::CreateIndex(ci) => {
                 Ok(no_rows(Plan::CreateIndex(super::ddl::create_index(ci)?)))
             }
+            Statement::CreateSequence {
+                temporary: false,
+                if_not_exists,
+                name,
+                data_type,
+                sequence_options,
+                owned_by,
+            } => Ok(no_rows(Plan::CreateSequence(super::ddl::create_sequence(
+                name,
+                data_type.as_ref(),
+                sequence_options,
+                owned_by.as_ref(),
+                *if_not_exists,
+            )?))),
             Statement::Drop {
                 object_type,
                 if_exists,
@@ -307,6 +332,9 @@ impl Planner<'_> {
                 match object_type {
                     ast::ObjectType::Table => Ok(no_rows(Plan::DropTable { names, if_exists })),
                     ast::ObjectType::Index => Ok(no_rows(Plan::DropIndex { names, if_exists })),
+                    ast::ObjectType::Sequence => {
+                        Ok(no_rows(Plan::DropSequence { names, if_exists }))
+                    }
                     _ => Err(unsupported_statement()),
                 }
             }
@@ -603,8 +631,10 @@ impl Planner<'_> {
             }
             seen
         };
-        let values = match ins.source.as_deref().map(|q| q.body.as_ref()) {
-            Some(ast::SetExpr::Values(v)) => v,
+        let values: Vec<&[ast::Expr]> = match ins.source.as_deref().map(|q| q.body.as_ref()) {
+            Some(ast::SetExpr::Values(v)) => v.rows.iter().map(|r| &r.content[..]).collect(),
+            // INSERT INTO t DEFAULT VALUES: one row of defaults.
+            None if ins.columns.is_empty() => vec![&[]],
             None => {
                 return Err(SqlError::unsupported(
                     "INSERT without VALUES is not supported",
@@ -620,9 +650,13 @@ impl Planner<'_> {
         };
         let qualifier = Some(name.clone());
         let t = table.clone();
-        let mut rows = Vec::with_capacity(values.rows.len());
-        for row in &values.rows {
-            let row = &row.content;
+        let mut rows = Vec::with_capacity(values.len());
+        for row in values {
+            let targets = if row.is_empty() {
+                &[][..]
+            } else {
+                &targets[..]
+            };
             if row.len() > targets.len() {
                 return Err(SqlError::syntax(
                     "INSERT has more expressions than target columns",
@@ -637,6 +671,16 @@ impl Planner<'_> {
             for (&i, e) in targets.iter().zip(row) {
                 if is_default_keyword(e) {
                     continue;
+                }
+                if t.columns[i].identity == Some(Identity::Always) {
+                    return Err(always_identity(
+                        &t.columns[i].name,
+                        format!(
+                            "cannot insert a non-DEFAULT value into column \"{}\"",
+                            t.columns[i].name
+                        ),
+                    )
+                    .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
                 }
                 let mut c = self.compiler(Some(&t), qualifier.clone(), false);
                 let compiled = c.compile(e)?;
@@ -763,6 +807,12 @@ impl Planner<'_> {
                 return Err(SqlError::syntax(format!(
                     "multiple assignments to same column \"{col}\""
                 )));
+            }
+            if t.columns[i].identity == Some(Identity::Always) && !is_default_keyword(&a.value) {
+                return Err(always_identity(
+                    &col,
+                    format!("column \"{col}\" can only be updated to DEFAULT"),
+                ));
             }
             let mut c = self.compiler(Some(t), Some(t.name.clone()), excluded);
             let value = if is_default_keyword(&a.value) {
@@ -962,6 +1012,13 @@ fn no_matching_constraint() -> SqlError {
         sqlstate::INVALID_COLUMN_REFERENCE,
         "there is no unique or exclusion constraint matching the ON CONFLICT specification",
     )
+}
+
+/// 428C9: a GENERATED ALWAYS identity column given a value.
+fn always_identity(column: &str, message: String) -> SqlError {
+    SqlError::new("428C9", message).with_detail(format!(
+        "Column \"{column}\" is an identity column defined as GENERATED ALWAYS."
+    ))
 }
 
 fn is_default_keyword(e: &ast::Expr) -> bool {

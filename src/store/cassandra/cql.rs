@@ -370,6 +370,7 @@ mod tests {
             ty,
             not_null: false,
             default: None,
+            identity: None,
         }
     }
 
@@ -387,6 +388,7 @@ mod tests {
             pkey_name: "users_pkey".into(),
             uniques: Vec::new(),
             cql_table: None,
+            sequence: None,
         }
     }
 

@@ -363,11 +363,13 @@ mod tests {
                 ty: SqlType::Int4,
                 not_null: true,
                 default: None,
+                identity: None,
             }],
             primary_key: vec![0],
             pkey_name: "t_pkey".into(),
             uniques: Vec::new(),
             cql_table: Some("ks.t".into()),
+            sequence: None,
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];
         let old = [Some(CqlValue::Int(1)), None, None];

@@ -1,0 +1,585 @@
+//! Sequence counters: `nextval` and `setval` across every proxy sharing a
+//! store, with no value ever handed out twice, whatever crashes or times out.
+//!
+//! A sequence's counter is one catalog-namespace record (`\0seq:<counter
+//! id>`), holding PostgreSQL's `last_value` and `is_called`, changed only by
+//! compare-and-set on its version. A proxy reserves a block of values at a
+//! time (the sequence's CACHE, at least [`BLOCK`]) with one CAS and hands
+//! them out from memory, so an insert pays no store round trip for its id in
+//! the common case. A value is used only from a block whose CAS is known to
+//! have applied: after an unknown outcome the record is read back, and the
+//! block is ours only if the record still carries our version; otherwise it
+//! is given up. So values never repeat; gaps (a lost block, a proxy that
+//! stops with values left) are allowed, as in PostgreSQL.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use dashmap::DashMap;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use crate::catalog::{store_error, Catalog, SequenceDef, TableDef};
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::session::SequenceValues;
+use crate::sql::expr::{sequence_unsupported, EvalCtx, Expr, SeqFunc};
+use crate::store::{Cas, CatalogRecord, Store, StoreError, TxnId};
+use crate::types::Value;
+
+/// Values a proxy reserves at a time at least (a sequence's CACHE may ask
+/// for more). One CAS per this many ids.
+pub const BLOCK: i64 = 100;
+
+/// How many times a reservation retries a CAS that lost a race or whose
+/// outcome was unknown before it gives up.
+const ATTEMPTS: usize = 50;
+
+/// The counter record's content: PostgreSQL's `last_value` and `is_called`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+struct State {
+    last: i64,
+    called: bool,
+}
+
+/// Values reserved by this proxy and not handed out yet.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    next: i128,
+    /// The last value of the block (inclusive).
+    end: i128,
+    increment: i64,
+}
+
+impl Block {
+    fn take(&mut self) -> Option<i64> {
+        let ahead = if self.increment > 0 {
+            self.next <= self.end
+        } else {
+            self.next >= self.end
+        };
+        if !ahead {
+            return None;
+        }
+        let v = self.next as i64;
+        self.next += self.increment as i128;
+        Some(v)
+    }
+}
+
+/// This proxy's counters, by counter id.
+pub struct Sequences {
+    store: Arc<dyn Store>,
+    blocks: DashMap<String, Arc<tokio::sync::Mutex<Option<Block>>>>,
+}
+
+fn record_name(def: &SequenceDef) -> String {
+    format!("\0seq:{}", def.counter)
+}
+
+fn decode(rec: &CatalogRecord) -> SqlResult<State> {
+    serde_json::from_str(&rec.definition)
+        .map_err(|e| SqlError::internal(format!("corrupt sequence counter: {e}")))
+}
+
+fn limit_reached(name: &str, def: &SequenceDef) -> SqlError {
+    let (which, at) = if def.increment > 0 {
+        ("maximum", def.max)
+    } else {
+        ("minimum", def.min)
+    };
+    SqlError::new(
+        "2200H",
+        format!("nextval: reached {which} value of sequence \"{name}\" ({at})"),
+    )
+}
+
+impl Sequences {
+    pub fn new(store: Arc<dyn Store>) -> Sequences {
+        Sequences {
+            store,
+            blocks: DashMap::new(),
+        }
+    }
+
+    fn block_of(&self, def: &SequenceDef) -> Arc<tokio::sync::Mutex<Option<Block>>> {
+        self.blocks
+            .entry(def.counter.clone())
+            .or_default()
+            .value()
+            .clone()
+    }
+
+    /// The next `n` values of sequence `name`, in order.
+    pub async fn draw(&self, name: &str, def: &SequenceDef, n: usize) -> SqlResult<Vec<i64>> {
+        let block = self.block_of(def);
+        let mut block = block.lock().await;
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            if let Some(v) = block.as_mut().and_then(Block::take) {
+                out.push(v);
+                continue;
+            }
+            let want = (n - out.len()) as i64;
+            *block = Some(
+                self.reserve(name, def, want.max(def.cache).max(BLOCK))
+                    .await?,
+            );
+        }
+        Ok(out)
+    }
+
+    /// `setval(name, value, called)`: the counter says so from now on; this
+    /// proxy forgets its block (other proxies use theirs up first, as other
+    /// sessions' cached values do in PostgreSQL).
+    pub async fn set(
+        &self,
+        name: &str,
+        def: &SequenceDef,
+        value: i64,
+        called: bool,
+    ) -> SqlResult<()> {
+        def.check_bounds(name, value)?;
+        let block = self.block_of(def);
+        let mut block = block.lock().await;
+        *block = None;
+        self.change(def, |_| {
+            Ok(State {
+                last: value,
+                called,
+            })
+        })
+        .await?;
+        Ok(())
+    }
+
+    /// Reserve up to `want` values with one CAS.
+    async fn reserve(&self, name: &str, def: &SequenceDef, want: i64) -> SqlResult<Block> {
+        let mut block = None;
+        self.change(def, |state| {
+            let inc = def.increment as i128;
+            let (lo, hi) = (def.min as i128, def.max as i128);
+            let mut first = match state {
+                Some(s) if s.called => s.last as i128 + inc,
+                Some(s) => s.last as i128,
+                None => def.start as i128,
+            };
+            if first < lo || first > hi {
+                if !def.cycle {
+                    return Err(limit_reached(name, def));
+                }
+                first = if inc > 0 { lo } else { hi };
+            }
+            let room = if inc > 0 {
+                (hi - first) / inc + 1
+            } else {
+                (first - lo) / -inc + 1
+            };
+            let take = room.min(want as i128);
+            let end = first + (take - 1) * inc;
+            block = Some(Block {
+                next: first,
+                end,
+                increment: def.increment,
+            });
+            Ok(State {
+                last: end as i64,
+                called: true,
+            })
+        })
+        .await?;
+        Ok(block.expect("a reservation that applied computed its block"))
+    }
+
+    /// Replace the counter's state by `next(current)` with one CAS that is
+    /// known to have applied; retried on a lost race, and on an unknown
+    /// outcome unless the record shows our write landed.
+    async fn change(
+        &self,
+        def: &SequenceDef,
+        mut next: impl FnMut(Option<State>) -> SqlResult<State>,
+    ) -> SqlResult<()> {
+        let name = record_name(def);
+        let mut current = self.store.read_catalog(&name).await.map_err(store_error)?;
+        for _ in 0..ATTEMPTS {
+            let state = current.as_ref().map(decode).transpose()?;
+            let rec = CatalogRecord {
+                version: Uuid::now_v7(),
+                definition: serde_json::to_string(&next(state)?)
+                    .map_err(|e| SqlError::internal(format!("sequence counter: {e}")))?,
+            };
+            let ours = rec.version;
+            let written = match &current {
+                None => self.store.insert_catalog(&name, rec).await,
+                Some(cur) => self.store.update_catalog(&name, cur.version, rec).await,
+            };
+            match written {
+                Ok(Cas::Applied) => return Ok(()),
+                Ok(Cas::NotApplied(now)) => current = now,
+                Err(StoreError::Unknown(_)) => {
+                    current = self.store.read_catalog(&name).await.map_err(store_error)?;
+                    if current.as_ref().map(|c| c.version) == Some(ours) {
+                        return Ok(());
+                    }
+                }
+                Err(e) => return Err(store_error(e)),
+            }
+        }
+        Err(SqlError::new(
+            "55000",
+            "could not update the sequence counter: too many concurrent changes",
+        )
+        .with_hint("retry the statement"))
+    }
+
+    /// Remove a dropped sequence's counter (best effort: nothing names it).
+    pub async fn remove(store: &dyn Store, counter: &str) -> Result<(), StoreError> {
+        let name = format!("\0seq:{counter}");
+        if let Some(rec) = store.read_catalog(&name).await? {
+            store.delete_catalog(&name, rec.version).await?;
+        }
+        Ok(())
+    }
+}
+
+/// What one statement's sequence functions answer: values drawn and
+/// setval done before evaluation (`prepare`), and the session's currval /
+/// lastval as the statement changes them.
+#[derive(Debug, Default)]
+pub struct StatementSequences {
+    /// Drawn values not yet handed out, by sequence name, in order.
+    pools: HashMap<String, VecDeque<i64>>,
+    /// setval results in evaluation order: (sequence, value, is_called).
+    setvals: VecDeque<(String, i64, bool)>,
+    /// pg_get_serial_sequence answers by (table, column).
+    serials: HashMap<(String, String), Value>,
+    /// Names resolved to sequences.
+    resolved: HashSet<String>,
+    pub values: SequenceValues,
+}
+
+impl StatementSequences {
+    pub fn new(values: SequenceValues) -> StatementSequences {
+        StatementSequences {
+            values,
+            ..StatementSequences::default()
+        }
+    }
+
+    /// Evaluate sequence function `f` on `args` from what was prepared.
+    pub fn call(&mut self, f: SeqFunc, args: &[Value]) -> SqlResult<Value> {
+        let text = |i: usize| args.get(i).and_then(Value::to_text);
+        match f {
+            SeqFunc::LastVal => self.values.last.map(Value::Int8).ok_or_else(|| {
+                SqlError::new("55000", "lastval is not yet defined in this session")
+            }),
+            SeqFunc::NextVal => {
+                let Some(name) = text(0) else {
+                    return Ok(Value::Null);
+                };
+                let name = relation_name(&name)?;
+                let v = self
+                    .pools
+                    .get_mut(&name)
+                    .and_then(VecDeque::pop_front)
+                    .ok_or_else(|| sequence_unsupported(f))?;
+                self.values.current.insert(name, v);
+                self.values.last = Some(v);
+                Ok(Value::Int8(v))
+            }
+            SeqFunc::CurrVal => {
+                let Some(name) = text(0) else {
+                    return Ok(Value::Null);
+                };
+                let name = relation_name(&name)?;
+                self.values
+                    .current
+                    .get(&name)
+                    .map(|v| Value::Int8(*v))
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            "55000",
+                            format!(
+                                "currval of sequence \"{name}\" is not yet defined in this session"
+                            ),
+                        )
+                    })
+            }
+            SeqFunc::SetVal => {
+                let (name, v, called) = self
+                    .setvals
+                    .pop_front()
+                    .ok_or_else(|| sequence_unsupported(f))?;
+                if called {
+                    self.values.current.insert(name, v);
+                }
+                Ok(Value::Int8(v))
+            }
+            SeqFunc::SerialSequence => {
+                let key = (text(0).unwrap_or_default(), text(1).unwrap_or_default());
+                self.serials
+                    .get(&key)
+                    .cloned()
+                    .ok_or_else(|| sequence_unsupported(f))
+            }
+        }
+    }
+}
+
+/// A relation named in text, as `nextval('...')` and `'...'::regclass`
+/// read it: optionally `public.`-qualified, folded to lower case unless
+/// double-quoted.
+pub fn relation_name(text: &str) -> SqlResult<String> {
+    let mut parts = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => part.push(c),
+                    None => return Err(SqlError::new("22P02", "invalid name syntax")),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' {
+                    break;
+                }
+                part.push(c.to_ascii_lowercase());
+                chars.next();
+            }
+        }
+        if part.is_empty() {
+            return Err(SqlError::new("22P02", "invalid name syntax"));
+        }
+        parts.push(part);
+        match chars.next() {
+            None => break,
+            Some('.') => continue,
+            Some(_) => return Err(SqlError::new("22P02", "invalid name syntax")),
+        }
+    }
+    match parts.as_slice() {
+        [name] => Ok(name.clone()),
+        [schema, name] if schema == "public" || schema == "pg_catalog" => Ok(name.clone()),
+        [schema, _] => Err(SqlError::new(
+            "3F000",
+            format!("schema \"{schema}\" does not exist"),
+        )),
+        _ => Err(SqlError::new(
+            "42601",
+            format!("improper relation name (too many dotted names): {text}"),
+        )),
+    }
+}
+
+/// Where an argument stands in the query, for the error cursor.
+fn located(e: SqlError, arg: &Expr) -> SqlError {
+    match arg {
+        Expr::Unknown(_, loc) => e.at(*loc),
+        _ => e,
+    }
+}
+
+/// The sequence a statement names; 42P01 if absent, 42809 if not one.
+async fn resolve(
+    catalog: &Catalog,
+    own: Option<TxnId>,
+    name: &str,
+) -> SqlResult<(Arc<TableDef>, SequenceDef)> {
+    let def = catalog.lookup(name, own).await?.ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_TABLE,
+            format!("relation \"{name}\" does not exist"),
+        )
+    })?;
+    let seq = def
+        .sequence
+        .clone()
+        .ok_or_else(|| SqlError::new("42809", format!("\"{name}\" is not a sequence")))?;
+    Ok((def, seq))
+}
+
+/// The sequence a serial or identity column draws from: the one its
+/// default names.
+pub fn owned_sequence(col: &crate::catalog::ColumnDef) -> Option<String> {
+    let d = col.default.as_deref()?;
+    let inner = d.strip_prefix("nextval('")?.strip_suffix("'::regclass)")?;
+    Some(inner.replace("''", "'"))
+}
+
+/// Before a statement evaluates anything: draw the values its nextval calls
+/// will take, do its setval calls, and look up what pg_get_serial_sequence
+/// and currval name, for the expressions `exprs` it evaluates in this order.
+pub async fn prepare(
+    sequences: &Sequences,
+    catalog: &Catalog,
+    own: Option<TxnId>,
+    exprs: &[&Expr],
+    cx: &EvalCtx<'_>,
+    into: &mut StatementSequences,
+) -> SqlResult<()> {
+    let mut calls = Vec::new();
+    for e in exprs {
+        e.sequence_calls(&mut calls);
+    }
+    let mut wanted: Vec<(String, SequenceDef, usize)> = Vec::new();
+    for (f, args) in calls {
+        let arg = |i: usize| -> SqlResult<Option<String>> {
+            match args.get(i) {
+                Some(a) => Ok(a.eval(cx)?.to_text()),
+                None => Ok(None),
+            }
+        };
+        match f {
+            SeqFunc::LastVal => {}
+            SeqFunc::NextVal | SeqFunc::CurrVal | SeqFunc::SetVal => {
+                let Some(text) = arg(0)? else { continue };
+                let name = relation_name(&text).map_err(|e| located(e, &args[0]))?;
+                let (_, seq) = resolve(catalog, own, &name)
+                    .await
+                    .map_err(|e| located(e, &args[0]))?;
+                into.resolved.insert(name.clone());
+                match f {
+                    SeqFunc::NextVal => match wanted.iter_mut().find(|w| w.0 == name) {
+                        Some(w) => w.2 += 1,
+                        None => wanted.push((name, seq, 1)),
+                    },
+                    SeqFunc::SetVal => {
+                        let value = match args[1].eval(cx)?.cast_to(&crate::types::SqlType::Int8)? {
+                            Value::Int8(v) => v,
+                            _ => continue,
+                        };
+                        let called = match args.get(2).map(|a| a.eval(cx)).transpose()? {
+                            Some(Value::Bool(b)) => b,
+                            Some(Value::Null) => continue,
+                            _ => true,
+                        };
+                        // Values asked for before this setval come first.
+                        draw_all(sequences, &mut wanted, into).await?;
+                        sequences.set(&name, &seq, value, called).await?;
+                        into.setvals.push_back((name, value, called));
+                    }
+                    _ => {}
+                }
+            }
+            SeqFunc::SerialSequence => {
+                let (Some(table), Some(column)) = (arg(0)?, arg(1)?) else {
+                    continue;
+                };
+                let name = relation_name(&table).map_err(|e| located(e, &args[0]))?;
+                let def = catalog.lookup(&name, own).await?.ok_or_else(|| {
+                    located(
+                        SqlError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("relation \"{name}\" does not exist"),
+                        ),
+                        &args[0],
+                    )
+                })?;
+                let col = def
+                    .columns
+                    .iter()
+                    .find(|c| c.name == column)
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            sqlstate::UNDEFINED_COLUMN,
+                            format!("column \"{column}\" of relation \"{name}\" does not exist"),
+                        )
+                    })?;
+                let answer = match owned_sequence(col) {
+                    Some(seq) => Value::Text(format!("public.{seq}")),
+                    None => Value::Null,
+                };
+                into.serials.insert((table, column), answer);
+            }
+        }
+    }
+    draw_all(sequences, &mut wanted, into).await
+}
+
+/// Draw the values `wanted` asks for into the statement's pools.
+async fn draw_all(
+    sequences: &Sequences,
+    wanted: &mut Vec<(String, SequenceDef, usize)>,
+    into: &mut StatementSequences,
+) -> SqlResult<()> {
+    for (name, seq, n) in wanted.drain(..) {
+        let values = sequences.draw(&name, &seq, n).await?;
+        into.pools.entry(name).or_default().extend(values);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::sequence::Options;
+    use crate::store::memory::MemoryStore;
+    use crate::types::SqlType;
+
+    fn seq(o: Options) -> SequenceDef {
+        let mut d = o.define().unwrap();
+        d.counter = format!("s.{}", Uuid::now_v7().simple());
+        d
+    }
+
+    #[tokio::test]
+    async fn two_proxies_never_hand_out_the_same_value() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let def = seq(Options::default());
+        let (a, b) = (Sequences::new(store.clone()), Sequences::new(store));
+        let mut all = Vec::new();
+        for _ in 0..3 {
+            all.extend(a.draw("s", &def, 70).await.unwrap());
+            all.extend(b.draw("s", &def, 70).await.unwrap());
+        }
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "a value was handed out twice");
+        // One proxy's values come in order, from its block.
+        let first = a.draw("s", &def, 3).await.unwrap();
+        assert!(first[0] < first[1] && first[1] < first[2], "{first:?}");
+    }
+
+    #[tokio::test]
+    async fn bounds_cycle_and_setval() {
+        let store: Arc<dyn Store> = Arc::new(MemoryStore::new());
+        let s = Sequences::new(store);
+        let small = seq(Options {
+            ty: Some(SqlType::Int2),
+            max: Some(Some(3)),
+            ..Options::default()
+        });
+        assert_eq!(s.draw("s2", &small, 3).await.unwrap(), vec![1, 2, 3]);
+        let err = s.draw("s2", &small, 1).await.unwrap_err();
+        assert_eq!(
+            (err.code, err.message.as_str()),
+            (
+                "2200H",
+                "nextval: reached maximum value of sequence \"s2\" (3)"
+            )
+        );
+        let cyc = seq(Options {
+            max: Some(Some(2)),
+            cycle: Some(true),
+            ..Options::default()
+        });
+        assert_eq!(s.draw("c", &cyc, 5).await.unwrap(), vec![1, 2, 1, 2, 1]);
+        let plain = seq(Options::default());
+        assert_eq!(s.draw("p", &plain, 1).await.unwrap(), vec![1]);
+        s.set("p", &plain, 10, true).await.unwrap();
+        assert_eq!(s.draw("p", &plain, 1).await.unwrap(), vec![11]);
+        s.set("p", &plain, 10, false).await.unwrap();
+        assert_eq!(s.draw("p", &plain, 1).await.unwrap(), vec![10]);
+        let err = s.set("p", &plain, 0, true).await.unwrap_err();
+        assert_eq!(err.code, "22003");
+    }
+}
