@@ -549,6 +549,37 @@ mod tests {
         assert!(first[0] < first[1] && first[1] < first[2], "{first:?}");
     }
 
+    /// Unknown outcomes on one write in five, lost or landed: a block is
+    /// used only once the record shows it is ours, so no value repeats
+    /// (taking an unknown outcome as applied hands a lost block out twice).
+    #[tokio::test]
+    async fn unknown_outcomes_never_hand_a_value_out_twice() {
+        use crate::store::faults::{FaultConfig, FaultyStore};
+        let store: Arc<dyn Store> = Arc::new(FaultyStore::new(
+            Arc::new(MemoryStore::new()),
+            FaultConfig {
+                applied_then_unknown: 100,
+                lost_then_unknown: 100,
+                ..FaultConfig::none(3)
+            },
+        ));
+        let def = seq(Options::default());
+        let (a, b) = (Sequences::new(store.clone()), Sequences::new(store));
+        let mut all = Vec::new();
+        for _ in 0..100 {
+            for s in [&a, &b] {
+                if let Ok(v) = s.draw("s", &def, BLOCK as usize).await {
+                    all.extend(v);
+                }
+            }
+        }
+        let n = all.len();
+        assert!(n >= 100 * BLOCK as usize, "too few draws succeeded: {n}");
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "a value was handed out twice");
+    }
+
     #[tokio::test]
     async fn bounds_cycle_and_setval() {
         let store: Arc<dyn Store> = Arc::new(MemoryStore::new());

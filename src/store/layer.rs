@@ -2,7 +2,8 @@
 //! (counting them for metrics, injecting faults in tests): a [`Layer`] sees
 //! each LWT and each read as a future it may delay, run, or replace, and
 //! [`Layered`] applies it to any store. DDL and catalog operations pass
-//! through untouched.
+//! through untouched, except sequence counters (`engine::sequence`), which
+//! statements change as they run.
 
 use std::ops::Deref;
 use std::sync::Arc;
@@ -35,6 +36,11 @@ pub trait Layer: Send + Sync + 'static {
         key: &'a [u8],
         read: BoxFuture<'a, StoreResult<T>>,
     ) -> BoxFuture<'a, StoreResult<T>>;
+}
+
+/// Whether a catalog-namespace record is a sequence counter.
+fn is_counter(name: &str) -> bool {
+    name.starts_with("\0seq:")
 }
 
 /// A store with a layer around its operations.
@@ -156,7 +162,14 @@ impl<L: Layer> Store for Layered<L> {
     }
 
     async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>> {
-        self.inner.read_catalog(name).await
+        let read = self.inner.read_catalog(name);
+        if is_counter(name) {
+            return self
+                .layer
+                .read("read_counter", "", name.as_bytes(), read)
+                .await;
+        }
+        read.await
     }
 
     async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
@@ -168,7 +181,14 @@ impl<L: Layer> Store for Layered<L> {
         name: &str,
         rec: CatalogRecord,
     ) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.insert_catalog(name, rec).await
+        let write = self.inner.insert_catalog(name, rec);
+        if is_counter(name) {
+            return self
+                .layer
+                .lwt("insert_counter", "", name.as_bytes(), write)
+                .await;
+        }
+        write.await
     }
 
     async fn update_catalog(
@@ -177,7 +197,14 @@ impl<L: Layer> Store for Layered<L> {
         expected: Uuid,
         rec: CatalogRecord,
     ) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.update_catalog(name, expected, rec).await
+        let write = self.inner.update_catalog(name, expected, rec);
+        if is_counter(name) {
+            return self
+                .layer
+                .lwt("update_counter", "", name.as_bytes(), write)
+                .await;
+        }
+        write.await
     }
 
     async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
