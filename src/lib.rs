@@ -22,12 +22,15 @@
 //!   run, each stage given one statement context (`engine::ctx`);
 //!   `engine::txn` mints, commits, aborts and trims transactions;
 //!   `engine::ddl` changes the catalog (waiting for another block's pending
-//!   change, folding decided ones, removing storage nothing names).
+//!   change, folding decided ones, removing storage nothing names);
+//!   `engine::sequence` keeps sequence counters (blocks of values reserved
+//!   by compare-and-set) and prepares a statement's sequence functions.
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen
-//!   by others once its transaction commits: DDL is transactional.
+//!   by others once its transaction commits: DDL is transactional. A
+//!   sequence is a relation there too (`catalog::sequence`).
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),
 //!   with its exhaustive model check beside it (`claims::model`, tests only);
 //!   `claims::intents` (transaction ids, what an intent means to whoever
