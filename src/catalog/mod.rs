@@ -118,10 +118,23 @@ pub fn storage_id(name: &str) -> String {
     format!("{name}.{}", Uuid::now_v7().simple())
 }
 
+/// 53000: the store could not serve the statement, and nothing of it
+/// stayed (callers whose write may have landed answer 40003 instead).
 pub fn store_error(e: StoreError) -> SqlError {
-    SqlError::new(sqlstate::INSUFFICIENT_RESOURCES, format!("{e}"))
-        .with_hint("the store did not answer; retry when it is reachable")
+    let (message, cause) = match &e {
+        StoreError::Unavailable(why) => ("the store is unavailable", why),
+        StoreError::Unknown(why) => ("the store did not answer in time", why),
+    };
+    SqlError::new(
+        sqlstate::INSUFFICIENT_RESOURCES,
+        format!("{message}; the statement was not applied"),
+    )
+    .with_detail(cause.clone())
+    .with_hint("retry when the store is reachable")
 }
+
+/// How many times a DDL tries to announce its change to other proxies.
+const EPOCH_ATTEMPTS: u32 = 5;
 
 /// The catalog entry every DDL re-stamps with a fresh version, so that other
 /// proxies sharing the store notice DDL with one small read. Not a valid SQL
@@ -219,30 +232,57 @@ impl Catalog {
     }
 
     /// Tell other proxies the catalog changed. Any newer epoch will do, so
-    /// a lost race means another DDL bumped it after ours: done either way.
+    /// a lost race means another DDL bumped it after ours: done either way,
+    /// and so is a write whose outcome is unknown once the epoch reads
+    /// differently. The change itself has landed by now, so a store that
+    /// hiccups is given a few tries before the statement gives up.
     async fn bump_epoch(&self) -> SqlResult<()> {
         if self.refresh.is_none() {
             return Ok(());
         }
+        let mut last = None;
+        for attempt in 0..EPOCH_ATTEMPTS {
+            if attempt > 0 {
+                tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+            }
+            match self.try_bump_epoch().await {
+                Ok(()) => return Ok(()),
+                Err(e) => last = Some(e),
+            }
+        }
+        Err(store_error(last.expect("at least one attempt")))
+    }
+
+    async fn try_bump_epoch(&self) -> Result<(), StoreError> {
         let rec = CatalogRecord {
             version: Uuid::now_v7(),
             definition: String::new(),
         };
-        let current = self
+        let before = self
             .store
             .read_catalog(EPOCH_ENTRY)
-            .await
-            .map_err(store_error)?;
-        match current {
+            .await?
+            .map(|r| r.version);
+        let written = match before {
             None => self.store.insert_catalog(EPOCH_ENTRY, rec).await,
-            Some(cur) => {
-                self.store
-                    .update_catalog(EPOCH_ENTRY, cur.version, rec)
-                    .await
+            Some(v) => self.store.update_catalog(EPOCH_ENTRY, v, rec).await,
+        };
+        match written {
+            Ok(_) => Ok(()),
+            Err(StoreError::Unknown(why)) => {
+                let now = self
+                    .store
+                    .read_catalog(EPOCH_ENTRY)
+                    .await?
+                    .map(|r| r.version);
+                if now != before {
+                    Ok(())
+                } else {
+                    Err(StoreError::Unknown(why))
+                }
             }
+            Err(e) => Err(e),
         }
-        .map_err(store_error)?;
-        Ok(())
     }
 
     /// The table's definition as transaction `own` sees it; 42P01 if absent.
@@ -341,14 +381,33 @@ impl Catalog {
             })
         };
         let store = &self.store;
-        let cas = match (expected, next) {
+        let written = match (expected, next) {
             (None, None) => return Ok(true),
             (None, Some(e)) => store.insert_catalog(name, record(e)?).await,
             (Some(v), Some(e)) => store.update_catalog(name, v, record(e)?).await,
             (Some(v), None) => store.delete_catalog(name, v).await,
-        }
-        .map_err(store_error)?;
-        if !cas.applied() {
+        };
+        let applied = match written {
+            Ok(cas) => cas.applied(),
+            // Whether it landed is read back: our version is fresh, so the
+            // entry carries it only if our write is the one in place (a
+            // removal: the entry is gone). Not landed: the caller reads the
+            // entry again and decides afresh, as after a lost race.
+            Err(StoreError::Unknown(why)) => match store.read_catalog(name).await {
+                Ok(now) => match next {
+                    Some(_) => now.is_some_and(|r| r.version == version),
+                    None => now.is_none(),
+                },
+                Err(_) => {
+                    self.cache.remove(name);
+                    return Err(SqlError::completion_unknown(format!(
+                        "the outcome of the catalog change to \"{name}\" is unknown: {why}"
+                    )));
+                }
+            },
+            Err(e) => return Err(store_error(e)),
+        };
+        if !applied {
             self.cache.remove(name);
             return Ok(false);
         }

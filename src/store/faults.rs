@@ -38,6 +38,9 @@ pub struct FaultConfig {
     /// it is sent, and for a write the other half after it applied, before
     /// its reply (so a caller can give up on a write that has landed).
     pub max_latency: Duration,
+    /// Catalog entries (DDL) get the same faults as rows. Off by default:
+    /// most tests inject faults into statements, not into their setup.
+    pub catalog: bool,
 }
 
 impl FaultConfig {
@@ -52,6 +55,7 @@ impl FaultConfig {
             stall: 0,
             stall_for: Duration::ZERO,
             max_latency: Duration::ZERO,
+            catalog: false,
         }
     }
 }
@@ -234,6 +238,10 @@ impl Layer for Faults {
             self.read_fault(op, space, key).await?;
             read.await
         })
+    }
+
+    fn wraps_catalog(&self) -> bool {
+        self.cfg.catalog
     }
 }
 

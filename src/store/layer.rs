@@ -36,11 +36,23 @@ pub trait Layer: Send + Sync + 'static {
         key: &'a [u8],
         read: BoxFuture<'a, StoreResult<T>>,
     ) -> BoxFuture<'a, StoreResult<T>>;
+
+    /// Whether catalog entries (DDL) pass through this layer too; sequence
+    /// counters always do.
+    fn wraps_catalog(&self) -> bool {
+        false
+    }
 }
 
 /// Whether a catalog-namespace record is a sequence counter.
 fn is_counter(name: &str) -> bool {
     name.starts_with("\0seq:")
+}
+
+impl<L: Layer> Layered<L> {
+    fn wraps(&self, name: &str) -> bool {
+        is_counter(name) || self.layer.wraps_catalog()
+    }
 }
 
 /// A store with a layer around its operations.
@@ -208,7 +220,14 @@ impl<L: Layer> Store for Layered<L> {
     }
 
     async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
-        self.inner.delete_catalog(name, expected).await
+        let write = self.inner.delete_catalog(name, expected);
+        if self.wraps(name) {
+            return self
+                .layer
+                .lwt("delete_catalog", "", name.as_bytes(), write)
+                .await;
+        }
+        write.await
     }
 
     async fn insert_txn_record(&self, txn: TxnId, rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
