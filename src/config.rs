@@ -145,8 +145,10 @@ pub struct StoreConfig {
     pub local_datacenter: Option<String>,
     /// Keyspace holding keyclaim's tables; created when missing. Default "keyclaim".
     pub keyspace: String,
-    /// Replication class of a keyspace keyclaim creates. Default "SimpleStrategy".
-    pub replication_class: String,
+    /// Replication class of a keyspace keyclaim creates. Default:
+    /// "NetworkTopologyStrategy" (the factor in `local_datacenter`) when
+    /// `local_datacenter` is set, else "SimpleStrategy" (a single-node trial).
+    pub replication_class: Option<String>,
     /// Replication factor of a keyspace keyclaim creates. Default 1.
     pub replication_factor: u32,
     /// Password authentication; both or neither. Default none.
@@ -192,7 +194,7 @@ impl Default for StoreConfig {
             contact_points: vec!["127.0.0.1:9042".into()],
             local_datacenter: None,
             keyspace: "keyclaim".into(),
-            replication_class: "SimpleStrategy".into(),
+            replication_class: None,
             replication_factor: 1,
             username: None,
             password: None,

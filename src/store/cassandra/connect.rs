@@ -123,7 +123,12 @@ fn tls(builder: SessionBuilder, cfg: &StoreConfig) -> Result<SessionBuilder, Str
 pub async fn ensure_schema(session: &Session, cfg: &StoreConfig) -> Result<(), String> {
     let ks = &cfg.keyspace;
     let statements = [
-        cql::create_keyspace(ks, &cfg.replication_class, cfg.replication_factor),
+        cql::create_keyspace(
+            ks,
+            cfg.replication_class.as_deref(),
+            cfg.replication_factor,
+            cfg.local_datacenter.as_deref(),
+        ),
         cql::create_claims_table(ks),
         cql::create_catalog_table(ks),
         cql::create_txn_records_table(ks),
@@ -151,6 +156,8 @@ pub struct ClusterReport {
     pub keyspace: String,
     /// address, datacenter, rack, connected
     pub nodes: Vec<(String, String, String, bool)>,
+    /// What is wrong with the keyspace's replication, if anything.
+    pub warnings: Vec<String>,
 }
 
 impl std::fmt::Display for ClusterReport {
@@ -170,6 +177,9 @@ impl std::fmt::Display for ClusterReport {
             let state = if *up { "connected" } else { "not connected" };
             writeln!(f, "  {addr}  dc={dc} rack={rack}  {state}")?;
         }
+        for w in &self.warnings {
+            writeln!(f, "WARNING: {w}")?;
+        }
         Ok(())
     }
 }
@@ -188,6 +198,27 @@ pub async fn check(cfg: &StoreConfig) -> Result<ClusterReport, String> {
         .maybe_first_row::<(Option<String>, Option<String>)>()
         .map_err(|e| format!("reading system.local: {e}"))?
         .unwrap_or_default();
+    let replication = session
+        .query_unpaged(
+            "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?",
+            (cfg.keyspace.as_str(),),
+        )
+        .await
+        .map_err(|e| format!("reading system_schema.keyspaces: {e}"))?
+        .into_rows_result()
+        .map_err(|e| format!("reading system_schema.keyspaces: {e}"))?
+        .maybe_first_row::<(std::collections::HashMap<String, String>,)>()
+        .map_err(|e| format!("reading system_schema.keyspaces: {e}"))?
+        .map(|(r,)| r)
+        .unwrap_or_default();
+    let warnings = cql::replication_warning(
+        &cfg.keyspace,
+        &replication,
+        cfg.local_datacenter.as_deref(),
+        cfg.replication_factor,
+    )
+    .into_iter()
+    .collect();
     let state = session.get_cluster_state();
     let nodes = state
         .get_nodes_info()
@@ -209,5 +240,6 @@ pub async fn check(cfg: &StoreConfig) -> Result<ClusterReport, String> {
         release_version: release_version.unwrap_or_default(),
         keyspace: cfg.keyspace.clone(),
         nodes,
+        warnings,
     })
 }

@@ -110,11 +110,52 @@ pub fn table_ref(keyspace: &str, def: &TableDef) -> String {
     }
 }
 
-pub fn create_keyspace(keyspace: &str, class: &str, factor: u32) -> String {
-    format!(
-        "CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {{'class': '{}', 'replication_factor': {factor}}}",
-        class.replace('\'', "''")
-    )
+/// The replication a keyspace keyclaim creates: `class` if configured,
+/// else NetworkTopologyStrategy with `factor` replicas in the local
+/// datacenter when there is one (what a real cluster wants, and what the
+/// driver's datacenter preference expects), else SimpleStrategy (a trial).
+pub fn create_keyspace(
+    keyspace: &str,
+    class: Option<&str>,
+    factor: u32,
+    dc: Option<&str>,
+) -> String {
+    let q = |s: &str| s.replace('\'', "''");
+    let network = "NetworkTopologyStrategy";
+    let replication = match (class, dc) {
+        (Some(c), Some(dc)) if c == network || c.ends_with(".NetworkTopologyStrategy") => {
+            format!("{{'class': '{}', '{}': {factor}}}", q(c), q(dc))
+        }
+        (None, Some(dc)) => format!("{{'class': '{network}', '{}': {factor}}}", q(dc)),
+        (Some(c), _) => format!("{{'class': '{}', 'replication_factor': {factor}}}", q(c)),
+        (None, None) => format!("{{'class': 'SimpleStrategy', 'replication_factor': {factor}}}"),
+    };
+    format!("CREATE KEYSPACE IF NOT EXISTS {keyspace} WITH replication = {replication}")
+}
+
+/// What is wrong with a keyspace's replication for this proxy's datacenter
+/// preference, if anything (`keyclaim --check` says it).
+pub fn replication_warning(
+    keyspace: &str,
+    replication: &std::collections::HashMap<String, String>,
+    dc: Option<&str>,
+    factor: u32,
+) -> Option<String> {
+    let class = replication.get("class").map(String::as_str).unwrap_or("");
+    let dc = dc?;
+    if class.ends_with("SimpleStrategy") {
+        return Some(format!(
+            "keyspace {keyspace} uses SimpleStrategy while store.local_datacenter is \"{dc}\": \
+             the driver may find no replica in that datacenter for some keys; \
+             ALTER KEYSPACE {keyspace} WITH replication = {{'class': 'NetworkTopologyStrategy', '{dc}': {factor}}}"
+        ));
+    }
+    if class.ends_with("NetworkTopologyStrategy") && !replication.contains_key(dc) {
+        return Some(format!(
+            "keyspace {keyspace} has no replicas in datacenter \"{dc}\" (store.local_datacenter)"
+        ));
+    }
+    None
 }
 
 pub fn create_claims_table(keyspace: &str) -> String {
@@ -559,10 +600,43 @@ mod tests {
     }
 
     #[test]
+    fn a_keyspace_follows_the_local_datacenter() {
+        assert_eq!(
+            create_keyspace("ks", None, 3, Some("dc1")),
+            "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 3}"
+        );
+        assert_eq!(
+            create_keyspace("ks", None, 1, None),
+            "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}"
+        );
+        assert_eq!(
+            create_keyspace("ks", Some("NetworkTopologyStrategy"), 3, Some("east")),
+            "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'NetworkTopologyStrategy', 'east': 3}"
+        );
+        let simple: std::collections::HashMap<String, String> = [(
+            "class".to_owned(),
+            "org.apache.cassandra.locator.SimpleStrategy".to_owned(),
+        )]
+        .into();
+        assert!(replication_warning("ks", &simple, Some("dc1"), 3).is_some());
+        assert!(replication_warning("ks", &simple, None, 3).is_none());
+        let nts: std::collections::HashMap<String, String> = [
+            (
+                "class".to_owned(),
+                "org.apache.cassandra.locator.NetworkTopologyStrategy".to_owned(),
+            ),
+            ("dc1".to_owned(), "3".to_owned()),
+        ]
+        .into();
+        assert!(replication_warning("ks", &nts, Some("dc1"), 3).is_none());
+        assert!(replication_warning("ks", &nts, Some("dc2"), 3).is_some());
+    }
+
+    #[test]
     fn names_with_quotes_are_escaped() {
         assert_eq!(quote("a\"b"), "\"a\"\"b\"");
         assert_eq!(
-            create_keyspace("ks", "O'Strategy", 3),
+            create_keyspace("ks", Some("O'Strategy"), 3, None),
             "CREATE KEYSPACE IF NOT EXISTS ks WITH replication = {'class': 'O''Strategy', 'replication_factor': 3}"
         );
     }
