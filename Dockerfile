@@ -14,7 +14,8 @@ USER keyclaim
 EXPOSE 5433
 # Listen on all interfaces inside the container; publish the port to choose who reaches it.
 # With the default trust authentication keyclaim then refuses to start: give it
-# KEYCLAIM_AUTH_METHOD=scram-sha-256 and KEYCLAIM_AUTH_USERS='[{name = "app", password = "..."}]',
+# a password, as PostgreSQL's image takes one: KEYCLAIM_PASSWORD (or
+# KEYCLAIM_PASSWORD_FILE=/run/secrets/..., and KEYCLAIM_USER, default keyclaim),
 # or KEYCLAIM_AUTH_ALLOW_TRUST_BEYOND_LOOPBACK=true to let anyone who reaches it in.
 ENV KEYCLAIM_LISTEN=0.0.0.0:5433
 ENTRYPOINT ["keyclaim", "--config", "/etc/keyclaim/config.toml"]

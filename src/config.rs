@@ -20,6 +20,17 @@ pub const ENV_PREFIX: &str = "KEYCLAIM_";
 /// Environment variables read by the command line itself, not config keys.
 const CLI_ENV: &[&str] = &["KEYCLAIM_CONFIG", "KEYCLAIM_LISTEN"];
 
+/// One user with a password from the environment, as PostgreSQL's image
+/// takes POSTGRES_USER / POSTGRES_PASSWORD / POSTGRES_PASSWORD_FILE: a
+/// container gets password authentication without a config file. The
+/// `_FILE` forms read the value from a file (a Docker or Kubernetes secret).
+const USER_ENV: &str = "KEYCLAIM_USER";
+const PASSWORD_ENV: &str = "KEYCLAIM_PASSWORD";
+const SECRET_FILES: &[(&str, &str)] = &[
+    ("KEYCLAIM_PASSWORD_FILE", PASSWORD_ENV),
+    ("KEYCLAIM_STORE_PASSWORD_FILE", "KEYCLAIM_STORE_PASSWORD"),
+];
+
 /// `KEYCLAIM_TEST_*` belongs to the test suites (e.g. `KEYCLAIM_TEST_PG`),
 /// never to the server's config.
 const TEST_ENV_PREFIX: &str = "KEYCLAIM_TEST_";
@@ -590,7 +601,25 @@ fn read_file(sources: &Sources<'_>, problems: &mut Vec<String>) -> toml::Table {
 /// read as TOML when it parses as one (numbers, booleans, arrays such as
 /// `[{name="a", password="b"}]`), otherwise as a plain string.
 fn apply_env(table: &mut toml::Table, env: &[(String, String)], problems: &mut Vec<String>) {
-    for (name, value) in env {
+    let env = with_secret_files(env, problems);
+    let get = |n: &str| env.iter().find(|(k, _)| k == n).map(|(_, v)| v.clone());
+    if let Some(password) = get(PASSWORD_ENV) {
+        let name = get(USER_ENV).unwrap_or_else(|| "keyclaim".into());
+        let mut user = toml::Table::new();
+        user.insert("name".into(), name.into());
+        user.insert("password".into(), password.into());
+        let auth = section_mut(table, "auth");
+        auth.insert("method".into(), "scram-sha-256".into());
+        auth.insert("users".into(), toml::Value::Array(vec![user.into()]));
+    } else if get(USER_ENV).is_some() {
+        problems.push(format!(
+            "{USER_ENV} needs {PASSWORD_ENV} or {PASSWORD_ENV}_FILE"
+        ));
+    }
+    for (name, value) in &env {
+        if name == USER_ENV || name == PASSWORD_ENV {
+            continue;
+        }
         let Some(rest) = name.strip_prefix(ENV_PREFIX) else {
             continue;
         };
@@ -608,6 +637,28 @@ fn apply_env(table: &mut toml::Table, env: &[(String, String)], problems: &mut V
             .unwrap_or_else(|| toml::Value::String(value.clone()));
         section_mut(table, &section.to_ascii_lowercase()).insert(key.to_ascii_lowercase(), value);
     }
+}
+
+/// The environment with each `..._FILE` secret replaced by the variable it
+/// stands for, holding the file's content (without its final newline).
+fn with_secret_files(
+    env: &[(String, String)],
+    problems: &mut Vec<String>,
+) -> Vec<(String, String)> {
+    let mut out = Vec::with_capacity(env.len());
+    for (name, value) in env {
+        match SECRET_FILES.iter().find(|(file, _)| file == name) {
+            Some((_, target)) => match std::fs::read_to_string(value) {
+                Ok(text) => out.push((
+                    target.to_string(),
+                    text.strip_suffix('\n').unwrap_or(&text).to_owned(),
+                )),
+                Err(e) => problems.push(format!("{name}: {value}: {e}")),
+            },
+            None => out.push((name.clone(), value.clone())),
+        }
+    }
+    out
 }
 
 fn section_mut<'t>(table: &'t mut toml::Table, name: &str) -> &'t mut toml::Table {
@@ -644,6 +695,56 @@ mod tests {
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect()
+    }
+
+    #[test]
+    fn a_password_from_the_environment_or_a_file_turns_on_scram() {
+        let config = Config::load(Sources {
+            env: env(&[("KEYCLAIM_USER", "app"), ("KEYCLAIM_PASSWORD", "s3cret")]),
+            ..Sources::default()
+        })
+        .unwrap();
+        assert_eq!(config.auth.method, AuthMethod::ScramSha256);
+        assert_eq!(config.auth.users.len(), 1);
+        assert_eq!(
+            (
+                config.auth.users[0].name.as_str(),
+                config.auth.users[0].password.as_str()
+            ),
+            ("app", "s3cret")
+        );
+        let dir = std::env::temp_dir().join(format!("kc-secret-{}", std::process::id()));
+        std::fs::write(&dir, "from-a-file\n").unwrap();
+        let config = Config::load(Sources {
+            env: env(&[("KEYCLAIM_PASSWORD_FILE", dir.to_str().unwrap())]),
+            ..Sources::default()
+        })
+        .unwrap();
+        assert_eq!(
+            (
+                config.auth.users[0].name.as_str(),
+                config.auth.users[0].password.as_str()
+            ),
+            ("keyclaim", "from-a-file")
+        );
+        std::fs::remove_file(&dir).unwrap();
+        let errors = Config::load(Sources {
+            env: env(&[("KEYCLAIM_PASSWORD_FILE", "/nonexistent/secret")]),
+            ..Sources::default()
+        })
+        .unwrap_err()
+        .0;
+        assert!(
+            errors[0].starts_with("KEYCLAIM_PASSWORD_FILE: /nonexistent/secret"),
+            "{errors:?}"
+        );
+        let errors = Config::load(Sources {
+            env: env(&[("KEYCLAIM_USER", "app")]),
+            ..Sources::default()
+        })
+        .unwrap_err()
+        .0;
+        assert!(errors[0].contains("KEYCLAIM_PASSWORD"), "{errors:?}");
     }
 
     #[test]
