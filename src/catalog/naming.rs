@@ -4,6 +4,22 @@
 
 const NAMEDATALEN: usize = 63;
 
+/// PostgreSQL's quote_ident (less its keyword list): a name as SQL text,
+/// double-quoted unless it is lower case letters, digits and underscores.
+pub fn quote_ident(s: &str) -> String {
+    let plain = s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && s.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+    if plain {
+        s.to_owned()
+    } else {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
 pub fn pkey_name(table: &str) -> String {
     choose(table, &[], "pkey", &[])
 }

@@ -411,7 +411,7 @@ async fn resolve(
 pub fn owned_sequence(col: &crate::catalog::ColumnDef) -> Option<String> {
     let d = col.default.as_deref()?;
     let inner = d.strip_prefix("nextval('")?.strip_suffix("'::regclass)")?;
-    Some(inner.replace("''", "'"))
+    relation_name(&inner.replace("''", "'")).ok()
 }
 
 /// Before a statement evaluates anything: draw the values its nextval calls
@@ -494,7 +494,10 @@ pub async fn prepare(
                         )
                     })?;
                 let answer = match owned_sequence(col) {
-                    Some(seq) => Value::Text(format!("public.{seq}")),
+                    Some(seq) => Value::Text(format!(
+                        "public.{}",
+                        crate::catalog::naming::quote_ident(&seq)
+                    )),
                     None => Value::Null,
                 };
                 into.serials.insert((table, column), answer);

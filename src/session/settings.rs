@@ -6,6 +6,7 @@
 //! differently: a client that asks for `DateStyle = German` or a non-UTC
 //! `TimeZone` gets 0A000 rather than output it did not ask for.
 
+use crate::catalog::naming::quote_ident;
 use crate::error::{sqlstate, SqlError, SqlResult};
 
 /// The server version clients see (ParameterStatus, SHOW, version checks).
@@ -592,6 +593,8 @@ const UTC_NAMES: &[&str] = &[
     "Etc/Zulu",
     "Greenwich",
     "Etc/Greenwich",
+    // `SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE` (`sql::time_zone`).
+    "<+00>-00",
 ];
 
 /// keyclaim stores and prints timestamptz in UTC, so only UTC is accepted.
@@ -602,21 +605,6 @@ fn time_zone(raw: &str) -> SqlResult<String> {
     {
         Some(name) => Ok((*name).to_owned()),
         None => Err(unsupported("TimeZone", raw, "'UTC'")),
-    }
-}
-
-/// quote_ident as PostgreSQL applies it to list settings.
-fn quote_ident(s: &str) -> String {
-    let plain = s
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && s.chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
-    if plain {
-        s.to_owned()
-    } else {
-        format!("\"{}\"", s.replace('"', "\"\""))
     }
 }
 

@@ -38,7 +38,10 @@ pub struct CreateSequence {
 
 /// What a serial or identity column's default says: PostgreSQL's text.
 pub fn nextval_default(sequence: &str) -> String {
-    format!("nextval('{}'::regclass)", sequence.replace('\'', "''"))
+    format!(
+        "nextval('{}'::regclass)",
+        naming::quote_ident(sequence).replace('\'', "''")
+    )
 }
 
 /// `serial`, `bigserial`, `smallserial` (and their `serialN` spellings):

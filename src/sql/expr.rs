@@ -187,6 +187,12 @@ impl Compiler<'_> {
             E::CompoundIdentifier(parts) if parts.len() == 2 => {
                 self.column(Some(&parts[0]), &parts[1])?
             }
+            // schema.table.column, as Prisma qualifies every column.
+            E::CompoundIdentifier(parts)
+                if parts.len() == 3 && super::plan::ident(&parts[0]) == "public" =>
+            {
+                self.column(Some(&parts[1]), &parts[2])?
+            }
             E::Nested(inner) => self.compile(inner)?,
             E::Value(v) => literal(&v.value, v.span.start)?,
             E::TypedString(ts) => {

@@ -4,6 +4,7 @@ pub mod ddl;
 pub mod expr;
 pub mod locking;
 pub mod plan;
+mod time_zone;
 
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
@@ -14,7 +15,8 @@ use crate::error::{SqlError, SqlResult};
 
 /// Parse SQL text into statements (PostgreSQL dialect); errors are 42601.
 /// Row-locking strengths sqlparser lacks are carried through
-/// (`locking::rewrite`).
+/// (`locking::rewrite`), and a time zone given as an interval is turned
+/// into the zone PostgreSQL makes of it (`time_zone::rewrite`).
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     let dialect = PostgreSqlDialect {};
     Tokenizer::new(&dialect, sql)
@@ -23,7 +25,7 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
         .map_err(ParserError::from)
         .and_then(|tokens| {
             Parser::new(&dialect)
-                .with_tokens_with_locations(locking::rewrite(tokens))
+                .with_tokens_with_locations(time_zone::rewrite(locking::rewrite(tokens)))
                 .parse_statements()
         })
         .map_err(|e| syntax_error(sql, &e.to_string()))

@@ -1,0 +1,13 @@
+-- What drivers and ORMs send as a matter of course.
+-- Sequelize at connect:
+SET TIME ZONE INTERVAL '+00:00' HOUR TO MINUTE;
+SHOW TimeZone;
+SET TIME ZONE 'UTC';
+-- Prisma qualifies every column with schema and table:
+CREATE TABLE "User" (id serial PRIMARY KEY, email text UNIQUE NOT NULL, name text);
+INSERT INTO "public"."User" ("email","name") VALUES ('a@x','Ann') RETURNING "public"."User"."id", "public"."User"."email";
+SELECT "public"."User"."id", "public"."User"."name" FROM "public"."User" WHERE ("public"."User"."email" = 'a@x' AND 1=1) LIMIT 1 OFFSET 0;
+UPDATE "public"."User" SET "name" = 'Anne' WHERE "public"."User"."id" = 1 RETURNING "public"."User"."name";
+DELETE FROM "public"."User" WHERE "public"."User"."id" IN (1) RETURNING "public"."User"."id";
+SELECT pg_get_serial_sequence('"User"', 'id'), currval('"User_id_seq"');
+DROP TABLE "User";
