@@ -57,6 +57,11 @@ pub struct ServerConfig {
     /// On SIGINT/SIGTERM, how long running statements may finish before
     /// their connections are closed. Default 10000.
     pub shutdown_grace_ms: u64,
+    /// The PostgreSQL version keyclaim reports (`server_version`,
+    /// `version()`), as `major.minor`. Default "15.18": keyclaim answers as
+    /// PostgreSQL 15 does (its differential tests compare with 15), and
+    /// pg_dump refuses servers newer than itself.
+    pub server_version: String,
 }
 
 impl Default for ServerConfig {
@@ -65,6 +70,7 @@ impl Default for ServerConfig {
             listen: "127.0.0.1:5433".into(),
             max_connections: 1024,
             shutdown_grace_ms: 10_000,
+            server_version: crate::session::settings::DEFAULT_SERVER_VERSION.into(),
         }
     }
 }
@@ -482,6 +488,12 @@ impl Config {
     }
 
     fn validate(&self, problems: &mut Vec<String>) {
+        if crate::session::settings::version_num(&self.server.server_version).is_none() {
+            problems.push(format!(
+                "server.server_version: \"{}\" is not a version like 15.18 (major 10 or later)",
+                self.server.server_version
+            ));
+        }
         if self.server.listen.parse::<SocketAddr>().is_err() {
             problems.push(format!(
                 "server.listen: \"{}\" is not an address like 127.0.0.1:5433",

@@ -67,9 +67,11 @@ pub mod types;
 pub mod wire;
 
 /// What `SELECT version()` answers: a PostgreSQL-looking string that clients
-/// parse for a server version, naming keyclaim.
-pub const VERSION_STRING: &str = concat!(
-    "PostgreSQL 16.4 (keyclaim ",
-    env!("CARGO_PKG_VERSION"),
-    ") on x86_64-pc-linux-gnu, compiled by rustc, 64-bit"
-);
+/// parse for a server version (`server.server_version`), naming keyclaim.
+pub fn version_string() -> String {
+    format!(
+        "PostgreSQL {} (keyclaim {}) on x86_64-pc-linux-gnu, compiled by rustc, 64-bit",
+        session::settings::server_version().0,
+        env!("CARGO_PKG_VERSION")
+    )
+}

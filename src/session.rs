@@ -144,7 +144,7 @@ impl Session {
                     self.settings
                         .get(&key)
                         .cloned()
-                        .unwrap_or_else(|| g.default.to_owned()),
+                        .unwrap_or_else(|| g.default_value().to_owned()),
                 ),
             },
             None => self.settings.get(&key).cloned(),

@@ -29,7 +29,7 @@ async fn ssl_and_gss_requests_are_declined_without_tls() {
     assert_eq!(stream.read_u8().await.unwrap(), b'N');
     let (mut client, startup) = RawClient::start(stream, "keyclaim").await;
     assert_eq!(startup.status(), 'I');
-    assert_eq!(client.query("SHOW server_version").await.value(), "16.4");
+    assert_eq!(client.query("SHOW server_version").await.value(), "15.18");
 }
 
 #[tokio::test]
@@ -60,7 +60,7 @@ async fn tls_when_enabled() {
     let tls = connector.connect(name, stream).await.unwrap();
     let (mut client, startup) = RawClient::start(tls, "keyclaim").await;
     assert_eq!(startup.status(), 'I');
-    assert_eq!(client.query("SHOW server_version").await.value(), "16.4");
+    assert_eq!(client.query("SHOW server_version").await.value(), "15.18");
 }
 
 #[tokio::test]

@@ -10,8 +10,35 @@ use crate::catalog::naming::quote_ident;
 use crate::error::{sqlstate, SqlError, SqlResult};
 
 /// The server version clients see (ParameterStatus, SHOW, version checks).
-pub const SERVER_VERSION: &str = "16.4";
-pub const SERVER_VERSION_NUM: &str = "160004";
+/// What keyclaim reports as its PostgreSQL version unless configured
+/// (`server.server_version`): the version its differential tests compare
+/// with, and one pg_dump 15 and later accept.
+pub const DEFAULT_SERVER_VERSION: &str = "15.18";
+
+/// The reported version and its `server_version_num`, set once at startup.
+static SERVER_VERSION: std::sync::OnceLock<(&'static str, &'static str)> =
+    std::sync::OnceLock::new();
+
+/// `15.18` as `server_version_num` (150018); None unless `major.minor`
+/// with a major of 10 or later.
+pub fn version_num(v: &str) -> Option<u32> {
+    let (major, minor) = v.split_once('.')?;
+    let (major, minor): (u32, u32) = (major.parse().ok()?, minor.parse().ok()?);
+    (major >= 10 && minor < 10_000).then_some(major * 10_000 + minor)
+}
+
+/// Report `version` (checked by the config) from now on; the first call wins.
+pub fn configure_server_version(version: &str) {
+    let num = version_num(version).unwrap_or(150_018);
+    let leaked: &'static str = Box::leak(version.to_owned().into_boxed_str());
+    let num: &'static str = Box::leak(num.to_string().into_boxed_str());
+    let _ = SERVER_VERSION.set((leaked, num));
+}
+
+/// The version keyclaim reports, and its number.
+pub fn server_version() -> (&'static str, &'static str) {
+    *SERVER_VERSION.get_or_init(|| (DEFAULT_SERVER_VERSION, "150018"))
+}
 
 /// How a setting's values are checked and canonicalised.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -238,14 +265,14 @@ pub static GUCS: &[Guc] = &[
     },
     Guc {
         name: "server_version",
-        default: SERVER_VERSION,
+        default: DEFAULT_SERVER_VERSION,
         kind: Kind::ReadOnly,
         report: true,
         description: "Shows the server version.",
     },
     Guc {
         name: "server_version_num",
-        default: SERVER_VERSION_NUM,
+        default: "150018",
         kind: Kind::ReadOnly,
         report: false,
         description: "Shows the server version as an integer.",
@@ -376,6 +403,15 @@ pub fn one_argument(name: &str) -> SqlError {
 }
 
 impl Guc {
+    /// The built-in value; the version settings report what the config set.
+    pub fn default_value(&self) -> &'static str {
+        match self.name {
+            "server_version" => server_version().0,
+            "server_version_num" => server_version().1,
+            _ => self.default,
+        }
+    }
+
     /// Whether `SET name = a, b` is a list rather than an error.
     pub fn takes_list(&self) -> bool {
         matches!(self.kind, Kind::IdentList | Kind::DateStyle)

@@ -471,7 +471,7 @@ impl Session {
         match settings::lookup(name) {
             Some(g) => match g.kind {
                 Kind::Transaction { default } => self.setting(default).unwrap_or_default(),
-                _ => g.default.to_owned(),
+                _ => g.default_value().to_owned(),
             },
             None => String::new(),
         }

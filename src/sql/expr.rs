@@ -1198,7 +1198,7 @@ fn func(f: Func, args: &[Expr], cx: &EvalCtx<'_>) -> SqlResult<Value> {
                 v => v.clone(),
             }
         }
-        Func::Version => Value::Text(crate::VERSION_STRING.to_owned()),
+        Func::Version => Value::Text(crate::version_string()),
         Func::CurrentSchema => Value::Text("public".into()),
         Func::CurrentDatabase => Value::Text(cx.env.database()),
         Func::CurrentUser => Value::Text(cx.env.user()),
