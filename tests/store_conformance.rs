@@ -43,6 +43,7 @@ fn table() -> TableDef {
         uniques: Vec::new(),
         cql_table: None,
         sequence: None,
+        indexes: Vec::new(),
     }
 }
 
@@ -315,6 +316,7 @@ async fn composite_key(store: &dyn Store) {
         uniques: Vec::new(),
         cql_table: None,
         sequence: None,
+        indexes: Vec::new(),
     };
     store.create_table(&t).await.unwrap();
     let row = |b: i64, a: &str, v: &str| RowRecord {

@@ -203,6 +203,7 @@ mod tests {
                 .collect(),
             cql_table: None,
             sequence: None,
+            indexes: Vec::new(),
         })
     }
 

@@ -48,6 +48,15 @@ pub struct UniqueDef {
     pub is_index: bool,
 }
 
+/// A non-unique index (`CREATE INDEX`): recorded so that migrations run
+/// and DROP INDEX and the catalog find it. Lookups on its columns still
+/// scan (README, "Known gaps"); results never depend on it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IndexDef {
+    pub name: String,
+    pub columns: Vec<usize>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TableDef {
     pub name: String,
@@ -65,6 +74,9 @@ pub struct TableDef {
     /// has no rows or storage, only a counter (`engine::sequence`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sequence: Option<SequenceDef>,
+    /// Its non-unique indexes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub indexes: Vec<IndexDef>,
 }
 
 impl TableDef {
@@ -92,6 +104,12 @@ impl TableDef {
     /// Every constraint name in use on this table (for collision-free naming).
     pub fn constraint_names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.pkey_name.as_str()).chain(self.uniques.iter().map(|u| u.name.as_str()))
+    }
+
+    /// The names of every index it has: its keys' and its plain indexes'.
+    pub fn index_names(&self) -> impl Iterator<Item = &str> {
+        self.constraint_names()
+            .chain(self.indexes.iter().map(|i| i.name.as_str()))
     }
 }
 

@@ -82,6 +82,7 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
         uniques: Vec::new(),
         cql_table: Some(entry.cql_table.clone()),
         sequence: None,
+        indexes: Vec::new(),
     };
     // Another proxy adopting at the same moment wins; use its entry.
     ddl.catalog

@@ -59,6 +59,7 @@ static NO_TABLE: TableDef = TableDef {
     uniques: Vec::new(),
     cql_table: None,
     sequence: None,
+    indexes: Vec::new(),
 };
 
 fn command(tag: &str, notices: Vec<Notice>) -> Executed {
@@ -383,6 +384,7 @@ fn sequence_relation(def: &SequenceDef) -> TableDef {
         uniques: Vec::new(),
         cql_table: None,
         sequence: Some(seq),
+        indexes: Vec::new(),
     }
 }
 
@@ -569,7 +571,7 @@ pub async fn drop_index(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> Sql
             .all(ddl.own())
             .await?
             .into_iter()
-            .find(|t| t.uniques.iter().any(|u| &u.name == name) || &t.pkey_name == name);
+            .find(|t| t.index_names().any(|n| n == name));
         let Some(table) = owner else {
             if !if_exists {
                 return Err(SqlError::new(
@@ -607,6 +609,7 @@ pub async fn drop_index(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> Sql
                 .iter()
                 .position(|u| &u.name == name)
                 .map(|i| next.uniques.remove(i));
+            next.indexes.retain(|i| &i.name != name);
             Ok(Some(next))
         })
         .await?;
@@ -638,6 +641,15 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
         )
         .with_detail("This operation is not supported for sequences."));
     }
+    if plan.concurrently && ddl.open.is_some() {
+        return Err(SqlError::new(
+            sqlstate::ACTIVE_TRANSACTION,
+            "CREATE INDEX CONCURRENTLY cannot run inside a transaction block",
+        ));
+    }
+    if !plan.unique {
+        return create_plain_index(ddl, plan, &table).await;
+    }
     if let Some(open) = ddl.open {
         let created_here = matches!(
             ddl.catalog.entry(&plan.table).await?,
@@ -657,28 +669,10 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
     for c in &plan.columns {
         cols.push(table.column(c)?);
     }
-    let name = match &plan.name {
-        Some(n) => n.clone(),
-        None => {
-            let col_names: Vec<&str> = plan.columns.iter().map(String::as_str).collect();
-            naming::index_name(&table.name, &col_names, table.constraint_names())
-        }
+    let name = match index_name(ddl, plan, &table).await? {
+        Ok(name) => name,
+        Err(skipped) => return Ok(skipped),
     };
-    if ddl.lookup(&name).await?.is_some() || index_exists(ddl, &name).await? {
-        if plan.if_not_exists {
-            return Ok(command(
-                "CREATE INDEX",
-                vec![notice(
-                    sqlstate::DUPLICATE_TABLE,
-                    format!("relation \"{name}\" already exists, skipping"),
-                )],
-            ));
-        }
-        return Err(SqlError::new(
-            sqlstate::DUPLICATE_TABLE,
-            format!("relation \"{name}\" already exists"),
-        ));
-    }
     let unique = UniqueDef {
         name: name.clone(),
         id: storage_id(&name),
@@ -687,6 +681,69 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
         is_index: true,
     };
     add_unique(ddl, &table.name, unique).await?;
+    Ok(command("CREATE INDEX", Vec::new()))
+}
+
+/// The name an index gets: as given, or PostgreSQL's `<table>_<cols>_idx`
+/// (a number added while a relation or index has it); 42P07 if a given
+/// name is taken (a NOTICE and nothing done with IF NOT EXISTS).
+async fn index_name(
+    ddl: &Ddl<'_>,
+    plan: &CreateIndex,
+    table: &TableDef,
+) -> SqlResult<Result<String, Executed>> {
+    let name = match &plan.name {
+        Some(n) => n.clone(),
+        None => {
+            let col_names: Vec<&str> = plan.columns.iter().map(String::as_str).collect();
+            naming::index_name(&table.name, &col_names, table.index_names())
+        }
+    };
+    if ddl.lookup(&name).await?.is_some() || index_exists(ddl, &name).await? {
+        if plan.if_not_exists {
+            return Ok(Err(command(
+                "CREATE INDEX",
+                vec![notice(
+                    sqlstate::DUPLICATE_TABLE,
+                    format!("relation \"{name}\" already exists, skipping"),
+                )],
+            )));
+        }
+        return Err(SqlError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!("relation \"{name}\" already exists"),
+        ));
+    }
+    Ok(Ok(name))
+}
+
+/// CREATE INDEX (not UNIQUE): recorded in the table's definition, as a
+/// change of it (transactional in a block); nothing to build, since
+/// lookups do not use it yet.
+async fn create_plain_index(
+    ddl: &Ddl<'_>,
+    plan: &CreateIndex,
+    table: &TableDef,
+) -> SqlResult<Executed> {
+    let mut cols = Vec::with_capacity(plan.columns.len());
+    for c in &plan.columns {
+        cols.push(table.column(c)?);
+    }
+    let name = match index_name(ddl, plan, table).await? {
+        Ok(name) => name,
+        Err(skipped) => return Ok(skipped),
+    };
+    let index = crate::catalog::IndexDef {
+        name,
+        columns: cols,
+    };
+    ddl.change(&table.name, |current| {
+        let mut next =
+            TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+        next.indexes.push(index.clone());
+        Ok(Some(next))
+    })
+    .await?;
     Ok(command("CREATE INDEX", Vec::new()))
 }
 
@@ -741,7 +798,7 @@ async fn index_exists(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
         .all(ddl.own())
         .await?
         .iter()
-        .any(|t| t.pkey_name == name || t.uniques.iter().any(|u| u.name == name)))
+        .any(|t| t.index_names().any(|n| n == name)))
 }
 
 /// Claim the new index's key for every live row, page by page, logging progress.

@@ -139,6 +139,9 @@ pub fn create_sequence(
 
 #[derive(Debug)]
 pub struct CreateIndex {
+    /// UNIQUE: enforced through claims; else a plain index, recorded.
+    pub unique: bool,
+    pub concurrently: bool,
     pub name: Option<String>,
     pub table: String,
     pub columns: Vec<String>,
@@ -330,6 +333,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         uniques: Vec::new(),
         cql_table: None,
         sequence: None,
+        indexes: Vec::new(),
     };
     for &i in &pk_cols {
         def.columns[i].not_null = true;
@@ -398,19 +402,18 @@ fn check_default(e: &ast::Expr, _ty: &SqlType) -> SqlResult<()> {
 }
 
 pub fn create_index(ci: &ast::CreateIndex) -> SqlResult<CreateIndex> {
-    if !ci.unique {
+    // A partial UNIQUE index would have to be enforced on its rows only;
+    // a plain index changes no result, so its predicate and INCLUDE are
+    // accepted and recorded by name only.
+    if ci.unique && (ci.predicate.is_some() || !ci.include.is_empty()) {
         return Err(SqlError::unsupported(
-            "non-unique indexes are not supported",
-            "keyclaim builds UNIQUE indexes (CREATE UNIQUE INDEX); other filters scan",
-        ));
-    }
-    if ci.predicate.is_some() || !ci.include.is_empty() {
-        return Err(SqlError::unsupported(
-            "partial indexes and INCLUDE are not supported",
+            "partial unique indexes and INCLUDE are not supported",
             "index plain columns: CREATE UNIQUE INDEX name ON t (a, b)",
         ));
     }
     Ok(CreateIndex {
+        unique: ci.unique,
+        concurrently: ci.concurrently,
         name: ci.name.as_ref().map(table_name).transpose()?,
         table: table_name(&ci.table_name)?,
         columns: index_columns(&ci.columns)?,

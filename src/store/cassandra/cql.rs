@@ -430,6 +430,7 @@ mod tests {
             uniques: Vec::new(),
             cql_table: None,
             sequence: None,
+            indexes: Vec::new(),
         }
     }
 

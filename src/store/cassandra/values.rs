@@ -370,6 +370,7 @@ mod tests {
             uniques: Vec::new(),
             cql_table: Some("ks.t".into()),
             sequence: None,
+            indexes: Vec::new(),
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];
         let old = [Some(CqlValue::Int(1)), None, None];
