@@ -4,6 +4,7 @@ pub mod ddl;
 pub mod expr;
 pub mod locking;
 pub mod plan;
+mod sequence_options;
 mod time_zone;
 
 use sqlparser::ast::Statement;
@@ -15,8 +16,9 @@ use crate::error::{SqlError, SqlResult};
 
 /// Parse SQL text into statements (PostgreSQL dialect); errors are 42601.
 /// Row-locking strengths sqlparser lacks are carried through
-/// (`locking::rewrite`), and a time zone given as an interval is turned
-/// into the zone PostgreSQL makes of it (`time_zone::rewrite`).
+/// (`locking::rewrite`), a time zone given as an interval is turned into
+/// the zone PostgreSQL makes of it (`time_zone::rewrite`), and sequence
+/// options are put in the order sqlparser takes (`sequence_options`).
 pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
     let dialect = PostgreSqlDialect {};
     Tokenizer::new(&dialect, sql)
@@ -25,10 +27,17 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
         .map_err(ParserError::from)
         .and_then(|tokens| {
             Parser::new(&dialect)
-                .with_tokens_with_locations(time_zone::rewrite(locking::rewrite(tokens)))
+                .with_tokens_with_locations(rewrite(tokens))
                 .parse_statements()
         })
         .map_err(|e| syntax_error(sql, &e.to_string()))
+}
+
+/// What sqlparser lacks, rewritten token by token before it parses.
+fn rewrite(
+    tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
+) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
+    sequence_options::rewrite(time_zone::rewrite(locking::rewrite(tokens)))
 }
 
 /// sqlparser says `Expected: X, found: TOKEN at Line: L, Column: C`;
