@@ -710,6 +710,10 @@ impl Session {
             }
             self.reset_all();
         }
+        // DISCARD ALL includes DISCARD SEQUENCES: currval and lastval forget.
+        if matches!(what, DiscardObject::ALL | DiscardObject::SEQUENCES) {
+            self.sequences = Default::default();
+        }
         Ok(command(&format!("DISCARD {what}")))
     }
 }

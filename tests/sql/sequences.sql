@@ -74,6 +74,11 @@ BEGIN;
 SELECT nextval('t_id_seq');
 ROLLBACK;
 SELECT nextval('t_id_seq');
+-- DISCARD forgets the session's sequence values.
+SELECT currval('t_id_seq') > 0, lastval() > 0;
+DISCARD SEQUENCES;
+SELECT currval('t_id_seq');
+SELECT lastval();
 -- Types and defaults of the other serials.
 CREATE TABLE t2 (id bigserial PRIMARY KEY, x smallserial);
 INSERT INTO t2 DEFAULT VALUES RETURNING id, x;
