@@ -62,14 +62,14 @@ static NO_TABLE: TableDef = TableDef {
     indexes: Vec::new(),
 };
 
-fn command(tag: &str, notices: Vec<Notice>) -> Executed {
+pub(super) fn command(tag: &str, notices: Vec<Notice>) -> Executed {
     Executed {
         outcome: Outcome::Command { tag: tag.into() },
         notices,
     }
 }
 
-fn notice(code: &'static str, message: String) -> Notice {
+pub(super) fn notice(code: &'static str, message: String) -> Notice {
     Notice {
         severity: "NOTICE",
         code,
@@ -77,7 +77,7 @@ fn notice(code: &'static str, message: String) -> Notice {
     }
 }
 
-fn write_error(e: WriteError) -> SqlError {
+pub(super) fn write_error(e: WriteError) -> SqlError {
     match e {
         WriteError::Sql(e) => e,
         other => SqlError::internal(format!("{other:?}")),
@@ -90,11 +90,11 @@ impl Ddl<'_> {
     }
 
     /// The table as this statement's transaction sees it.
-    async fn lookup(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+    pub(super) async fn lookup(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
         self.catalog.lookup(name, self.own()).await
     }
 
-    fn waiter<'t>(&'t self, table: &'t TableDef) -> RowWrite<'t> {
+    pub(super) fn waiter<'t>(&'t self, table: &'t TableDef) -> RowWrite<'t> {
         RowWrite {
             store: self.store,
             cfg: self.claims,
@@ -650,21 +650,7 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
     if !plan.unique {
         return create_plain_index(ddl, plan, &table).await;
     }
-    if let Some(open) = ddl.open {
-        let created_here = matches!(
-            ddl.catalog.entry(&plan.table).await?,
-            Some((_, Entry { committed: None, intent: Some(DefIntent { txn, .. }) })) if txn == open.id
-        );
-        if !created_here {
-            return Err(SqlError::new(
-                sqlstate::ACTIVE_TRANSACTION,
-                "CREATE UNIQUE INDEX on a table created before the transaction cannot run inside a transaction block",
-            )
-            .with_hint(
-                "Run it outside the block, as CREATE INDEX CONCURRENTLY is run, or create the index in the transaction that creates the table.",
-            ));
-        }
-    }
+    only_on_a_table_of_this_block(ddl, &plan.table, "CREATE UNIQUE INDEX").await?;
     let mut cols = Vec::with_capacity(plan.columns.len());
     for c in &plan.columns {
         cols.push(table.column(c)?);
@@ -682,6 +668,33 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
     };
     add_unique(ddl, &table.name, unique).await?;
     Ok(command("CREATE INDEX", Vec::new()))
+}
+
+/// A unique constraint added inside a block binds others' writes before
+/// the block commits, so it is refused (25001) unless the block created
+/// the table, which nobody else can write yet.
+pub(super) async fn only_on_a_table_of_this_block(
+    ddl: &Ddl<'_>,
+    table: &str,
+    what: &str,
+) -> SqlResult<()> {
+    let Some(open) = ddl.open else {
+        return Ok(());
+    };
+    let created_here = matches!(
+        ddl.catalog.entry(table).await?,
+        Some((_, Entry { committed: None, intent: Some(DefIntent { txn, .. }) })) if txn == open.id
+    );
+    if created_here {
+        return Ok(());
+    }
+    Err(SqlError::new(
+        sqlstate::ACTIVE_TRANSACTION,
+        format!("{what} on a table created before the transaction cannot run inside a transaction block"),
+    )
+    .with_hint(
+        "Run it outside the block, as CREATE INDEX CONCURRENTLY is run, or create the constraint in the transaction that creates the table.",
+    ))
 }
 
 /// The name an index gets: as given, or PostgreSQL's `<table>_<cols>_idx`
@@ -792,7 +805,7 @@ pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlRes
     }
 }
 
-async fn index_exists(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
+pub(super) async fn index_exists(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
     Ok(ddl
         .catalog
         .all(ddl.own())

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 mod adopt;
+mod alter;
 mod ctx;
 mod ddl;
 mod env;
@@ -605,6 +606,7 @@ impl Engine {
                 ddl::drop_index(&ddl(), names, *if_exists).await?
             }
             Plan::CreateSequence(p) => ddl::create_sequence(&ddl(), p).await?,
+            Plan::AlterTable(p) => alter::alter_table(&ddl(), p).await?,
             Plan::DropSequence { names, if_exists } => {
                 ddl::drop_sequence(&ddl(), names, *if_exists).await?
             }
@@ -690,6 +692,7 @@ fn statement_kind(stmt: &Statement) -> &'static str {
         Statement::CreateTable(_)
         | Statement::CreateIndex(_)
         | Statement::CreateSequence { .. }
+        | Statement::AlterTable(_)
         | Statement::Drop { .. } => "ddl",
         _ => "session",
     }

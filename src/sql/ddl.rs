@@ -163,7 +163,7 @@ struct Key {
     nulls_not_distinct: bool,
 }
 
-fn index_columns(cols: &[ast::IndexColumn]) -> SqlResult<Vec<String>> {
+pub(super) fn index_columns(cols: &[ast::IndexColumn]) -> SqlResult<Vec<String>> {
     cols.iter()
         .map(|c| match &c.column.expr {
             ast::Expr::Identifier(id) => Ok(ident(id)),
@@ -228,7 +228,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
                     if def.identity.is_some() {
                         return Err(default_clash("both default and identity", &cname, &name));
                     }
-                    check_default(e, &ty)?;
+                    check_default(e)?;
                     def.default = Some(e.to_string());
                 }
                 ast::ColumnOption::Generated {
@@ -379,7 +379,7 @@ fn default_clash(what: &str, column: &str, table: &str) -> SqlError {
 }
 
 /// A DEFAULT must be a constant expression we can evaluate (no columns).
-fn check_default(e: &ast::Expr, _ty: &SqlType) -> SqlResult<()> {
+pub(super) fn check_default(e: &ast::Expr) -> SqlResult<()> {
     let mut params = Params::default();
     let mut c = Compiler {
         scope: Scope {

@@ -30,6 +30,7 @@ pub enum Plan {
         if_exists: bool,
     },
     CreateSequence(super::ddl::CreateSequence),
+    AlterTable(super::alter::AlterTable),
     DropSequence {
         names: Vec<String>,
         if_exists: bool,
@@ -173,7 +174,8 @@ impl Plan {
             | Plan::DropTable { .. }
             | Plan::DropIndex { .. }
             | Plan::CreateSequence(_)
-            | Plan::DropSequence { .. } => "ddl",
+            | Plan::DropSequence { .. }
+            | Plan::AlterTable(_) => "ddl",
         }
     }
 
@@ -215,6 +217,7 @@ impl Plan {
             Plan::DropTable { .. } => "DROP TABLE",
             Plan::DropIndex { .. } => "DROP INDEX",
             Plan::CreateSequence(_) => "CREATE SEQUENCE",
+            Plan::AlterTable(_) => "ALTER TABLE",
             Plan::DropSequence { .. } => "DROP SEQUENCE",
         }
     }
@@ -303,6 +306,9 @@ impl Planner<'_> {
             }
             Statement::CreateIndex(ci) => {
                 Ok(no_rows(Plan::CreateIndex(super::ddl::create_index(ci)?)))
+            }
+            Statement::AlterTable(at) => {
+                Ok(no_rows(Plan::AlterTable(super::alter::alter_table(at)?)))
             }
             Statement::CreateSequence {
                 temporary: false,

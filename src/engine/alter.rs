@@ -1,0 +1,278 @@
+//! ALTER TABLE: each form is a change of the table's definition through
+//! [`Ddl::change`], so it is transactional in a block and seen by other
+//! proxies through the catalog epoch. Forms that must look at the rows
+//! (ADD UNIQUE, SET NOT NULL) publish the new definition first, so that
+//! writers check it, and then read every row, as a unique index is built.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tracing::info;
+
+use super::ddl::{self, command, notice, write_error, Ddl};
+use super::Executed;
+use crate::catalog::{naming, storage_id, store_error, TableDef, UniqueDef};
+use crate::claims::{self, RowWrite};
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::sql::alter::{AlterOp, AlterTable};
+use crate::types::Value;
+
+pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable) -> SqlResult<Executed> {
+    let name = &plan.table;
+    let Some(table) = ddl.lookup(name).await? else {
+        if plan.if_exists {
+            return Ok(command(
+                "ALTER TABLE",
+                vec![notice(
+                    "00000",
+                    format!("relation \"{name}\" does not exist, skipping"),
+                )],
+            ));
+        }
+        return Err(SqlError::undefined_table(name));
+    };
+    if table.sequence.is_some() {
+        return Err(SqlError::new("42809", format!("\"{name}\" is not a table")));
+    }
+    match plan.ops.as_slice() {
+        [AlterOp::AddUnique {
+            name: given,
+            columns,
+            nulls_not_distinct,
+        }] => add_unique(ddl, &table, given.as_deref(), columns, *nulls_not_distinct).await,
+        [AlterOp::NotNull { column, set: true }] => set_not_null(ddl, &table, column).await,
+        ops => change_definition(ddl, &table, ops).await,
+    }
+}
+
+fn column_of(t: &TableDef, column: &str) -> SqlResult<usize> {
+    t.column_index(column).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!(
+                "column \"{column}\" of relation \"{}\" does not exist",
+                t.name
+            ),
+        )
+    })
+}
+
+fn identity_column(t: &TableDef, column: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::SYNTAX_ERROR,
+        format!(
+            "column \"{column}\" of relation \"{}\" is an identity column",
+            t.name
+        ),
+    )
+}
+
+/// The forms that change only the definition, applied together in one
+/// change: all of them or none.
+async fn change_definition(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    ops: &[AlterOp],
+) -> SqlResult<Executed> {
+    let mut notices = Vec::new();
+    let mut dropped: Vec<UniqueDef> = Vec::new();
+    ddl.change(&table.name, |current| {
+        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+        notices.clear();
+        dropped.clear();
+        for op in ops {
+            match op {
+                AlterOp::Default { column, default } => {
+                    let i = column_of(&next, column)?;
+                    if next.columns[i].identity.is_some() {
+                        let e = identity_column(&next, column);
+                        return Err(match default {
+                            Some(_) => e,
+                            None => e.with_hint(
+                                "Use ALTER TABLE ... ALTER COLUMN ... DROP IDENTITY instead.",
+                            ),
+                        });
+                    }
+                    next.columns[i].default = default.clone();
+                }
+                AlterOp::NotNull { column, set: false } => {
+                    let i = column_of(&next, column)?;
+                    if next.columns[i].identity.is_some() {
+                        return Err(identity_column(&next, column));
+                    }
+                    if next.primary_key.contains(&i) {
+                        return Err(SqlError::new(
+                            "42P16",
+                            format!("column \"{column}\" is in a primary key"),
+                        ));
+                    }
+                    next.columns[i].not_null = false;
+                }
+                AlterOp::DropConstraint { name, if_exists } => {
+                    if next.pkey_name == *name {
+                        return Err(SqlError::unsupported(
+                            "dropping a table's primary key is not supported",
+                            "keyclaim keys every row by its primary key; create a new table with the key you want and copy the rows",
+                        ));
+                    }
+                    match next.uniques.iter().position(|u| &u.name == name && !u.is_index) {
+                        Some(i) => dropped.push(next.uniques.remove(i)),
+                        None if *if_exists => notices.push(notice(
+                            "00000",
+                            format!(
+                                "constraint \"{name}\" of relation \"{}\" does not exist, skipping",
+                                next.name
+                            ),
+                        )),
+                        None => {
+                            return Err(SqlError::new(
+                                sqlstate::UNDEFINED_OBJECT,
+                                format!(
+                                    "constraint \"{name}\" of relation \"{}\" does not exist",
+                                    next.name
+                                ),
+                            ))
+                        }
+                    }
+                }
+                AlterOp::AddUnique { .. } | AlterOp::NotNull { set: true, .. } => {
+                    unreachable!("planned to run alone")
+                }
+            }
+        }
+        Ok(Some(next))
+    })
+    .await?;
+    // A dropped constraint's claims go now; in a block, once it commits.
+    if ddl.open.is_none() {
+        for u in dropped {
+            ddl.store.drop_claims(&u.id).await.map_err(store_error)?;
+        }
+    }
+    Ok(command("ALTER TABLE", notices))
+}
+
+/// ADD [CONSTRAINT name] UNIQUE (cols): built as CREATE UNIQUE INDEX builds.
+async fn add_unique(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    given: Option<&str>,
+    columns: &[String],
+    nulls_not_distinct: bool,
+) -> SqlResult<Executed> {
+    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD UNIQUE").await?;
+    let mut cols = Vec::with_capacity(columns.len());
+    for c in columns {
+        cols.push(column_of(table, c)?);
+    }
+    let name = match given {
+        Some(n) => n.to_owned(),
+        None => {
+            let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+            naming::unique_name(&table.name, &names, table.index_names())
+        }
+    };
+    if ddl.lookup(&name).await?.is_some() || ddl::index_exists(ddl, &name).await? {
+        return Err(SqlError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!("relation \"{name}\" already exists"),
+        ));
+    }
+    let unique = UniqueDef {
+        id: storage_id(&name),
+        name,
+        columns: cols,
+        nulls_not_distinct,
+        is_index: false,
+    };
+    ddl::add_unique(ddl, &table.name, unique).await?;
+    Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// SET NOT NULL: publish it (so writers check it), then read every row; a
+/// NULL found takes the change back and answers PostgreSQL's 23502.
+async fn set_not_null(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResult<Executed> {
+    let i = column_of(table, column)?;
+    let set = |on: bool| {
+        move |current: Option<&Arc<TableDef>>| -> SqlResult<Option<TableDef>> {
+            let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
+            next.columns[i].not_null = on;
+            Ok(Some(next))
+        }
+    };
+    if table.columns[i].not_null {
+        return Ok(command("ALTER TABLE", Vec::new()));
+    }
+    let published = ddl
+        .change(&table.name, set(true))
+        .await?
+        .expect("a table the change keeps");
+    // As for a unique index: other proxies learn of it within a refresh.
+    if let (Some(refresh), None) = (ddl.catalog.refresh(), ddl.open) {
+        tokio::time::sleep(refresh * 2).await;
+    }
+    match find_null(ddl, &published, i).await {
+        Ok(false) => Ok(command("ALTER TABLE", Vec::new())),
+        Ok(true) => {
+            ddl.change(&table.name, set(false)).await?;
+            Err(SqlError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!(
+                    "column \"{column}\" of relation \"{}\" contains null values",
+                    table.name
+                ),
+            )
+            .with_table(&table.name)
+            .with_column(column))
+        }
+        Err(e) => {
+            ddl.change(&table.name, set(false)).await?;
+            Err(e)
+        }
+    }
+}
+
+/// Whether a live row holds NULL in column `i`, waiting for rows that open
+/// transactions are writing, as an index build does.
+async fn find_null(ddl: &Ddl<'_>, table: &TableDef, i: usize) -> SqlResult<bool> {
+    let lock_timeout = ddl.claims.lock_timeout;
+    let w = RowWrite {
+        deadline: Instant::now() + lock_timeout,
+        born_ms: claims::now_ms(),
+        ..ddl.waiter(table)
+    };
+    let (mut cursor, mut rows, mut last_log) = (None::<Vec<u8>>, 0u64, Instant::now());
+    loop {
+        let batch = ddl
+            .store
+            .scan_rows(table, cursor.as_deref(), ddl.page)
+            .await
+            .map_err(store_error)?;
+        for (pk, row) in &batch.rows {
+            let row = match row.intent {
+                None => row.live.then(|| row.clone()),
+                Some(_) => {
+                    let w = RowWrite {
+                        deadline: Instant::now() + lock_timeout,
+                        ..w
+                    };
+                    claims::settled_row(&w, pk, row.clone())
+                        .await
+                        .map_err(write_error)?
+                }
+            };
+            if row.is_some_and(|r| r.values.get(i).is_none_or(Value::is_null)) {
+                return Ok(true);
+            }
+        }
+        rows += batch.rows.len() as u64;
+        if last_log.elapsed() > Duration::from_secs(5) {
+            info!(table = %table.name, rows, "checking NOT NULL");
+            last_log = Instant::now();
+        }
+        match batch.next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(false),
+        }
+    }
+}
