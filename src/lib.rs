@@ -23,6 +23,7 @@
 //!   `engine::txn` mints, commits, aborts and trims transactions;
 //!   `engine::ddl` changes the catalog (waiting for another block's pending
 //!   change, folding decided ones, removing storage nothing names);
+//!   `engine::alter` runs ALTER TABLE as changes of a definition;
 //!   `engine::sequence` keeps sequence counters (blocks of values reserved
 //!   by compare-and-set) and prepares a statement's sequence functions.
 //! - [`sql`]: parsing, planning, expression evaluation.
