@@ -434,56 +434,68 @@ pub async fn create_sequence(ddl: &Ddl<'_>, plan: &CreateSequence) -> SqlResult<
     }
 }
 
-/// DROP SEQUENCE: every name checked before any is dropped; a sequence a
-/// column's default or identity draws from cannot go (2BP01).
+/// The relations a DROP TABLE or DROP SEQUENCE names, each checked
+/// before any is dropped, as PostgreSQL does: absent ones skipped with a
+/// NOTICE under IF EXISTS (else 42P01), one of the other kind 42809.
+async fn to_drop(
+    ddl: &Ddl<'_>,
+    names: &[String],
+    if_exists: bool,
+    sequences: bool,
+) -> SqlResult<(Vec<Arc<TableDef>>, Vec<Notice>)> {
+    let kind = if sequences { "sequence" } else { "table" };
+    let (mut found, mut notices) = (Vec::new(), Vec::new());
+    for name in names {
+        match ddl.lookup(name).await? {
+            None if if_exists => notices.push(notice(
+                "00000",
+                format!("{kind} \"{name}\" does not exist, skipping"),
+            )),
+            None => {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("{kind} \"{name}\" does not exist"),
+                ))
+            }
+            Some(def) if def.sequence.is_some() != sequences => return Err(wrong_kind(name, kind)),
+            Some(def) => found.push(def),
+        }
+    }
+    Ok((found, notices))
+}
+
+/// DROP SEQUENCE: a sequence a column's default or identity draws from
+/// cannot go (2BP01).
 pub async fn drop_sequence(
     ddl: &Ddl<'_>,
     names: &[String],
     if_exists: bool,
 ) -> SqlResult<Executed> {
-    let mut notices = Vec::new();
-    let mut dropping = Vec::new();
-    for name in names {
-        match ddl.lookup(name).await? {
-            None if if_exists => notices.push(notice(
-                "00000",
-                format!("sequence \"{name}\" does not exist, skipping"),
-            )),
-            None => {
-                return Err(SqlError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("sequence \"{name}\" does not exist"),
-                ))
-            }
-            Some(def) if def.sequence.is_none() => return Err(wrong_kind(name, "sequence")),
-            Some(def) => {
-                if let Some((table, column)) =
-                    def.sequence.as_ref().and_then(|s| s.owned_by.clone())
-                {
-                    let used = ddl.lookup(&table).await?.is_some_and(|t| {
-                        t.columns.iter().any(|c| {
-                            c.name == column
-                                && super::sequence::owned_sequence(c).as_deref()
-                                    == Some(name.as_str())
-                        })
-                    });
-                    if used {
-                        return Err(SqlError::new(
-                            "2BP01",
-                            format!("cannot drop sequence {name} because other objects depend on it"),
-                        )
-                        .with_detail(format!(
-                            "default value for column {column} of table {table} depends on sequence {name}"
-                        ))
-                        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
-                    }
-                }
-                dropping.push(name);
-            }
+    let (dropping, notices) = to_drop(ddl, names, if_exists, true).await?;
+    for def in &dropping {
+        let name = &def.name;
+        let Some((table, column)) = def.sequence.as_ref().and_then(|s| s.owned_by.clone()) else {
+            continue;
+        };
+        let used = ddl.lookup(&table).await?.is_some_and(|t| {
+            t.columns.iter().any(|c| {
+                c.name == column
+                    && super::sequence::owned_sequence(c).as_deref() == Some(name.as_str())
+            })
+        });
+        if used {
+            return Err(SqlError::new(
+                "2BP01",
+                format!("cannot drop sequence {name} because other objects depend on it"),
+            )
+            .with_detail(format!(
+                "default value for column {column} of table {table} depends on sequence {name}"
+            ))
+            .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
         }
     }
-    for name in dropping {
-        drop_relation(ddl, name).await?;
+    for def in dropping {
+        drop_relation(ddl, &def.name).await?;
     }
     Ok(command("DROP SEQUENCE", notices))
 }
@@ -522,31 +534,17 @@ fn exists(name: &str) -> SqlError {
 }
 
 pub async fn drop_table(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> SqlResult<Executed> {
-    let mut notices = Vec::new();
-    let mut owned = Vec::new();
-    // Like PostgreSQL, check every name before dropping any.
-    for name in names {
-        match ddl.lookup(name).await? {
-            None if if_exists => notices.push(notice(
-                "00000",
-                format!("table \"{name}\" does not exist, skipping"),
-            )),
-            None => {
-                return Err(SqlError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("table \"{name}\" does not exist"),
-                ))
-            }
-            Some(def) if def.sequence.is_some() => return Err(wrong_kind(name, "table")),
-            Some(def) => owned.extend(
-                def.columns
-                    .iter()
-                    .filter_map(super::sequence::owned_sequence),
-            ),
-        }
-    }
-    for name in names {
-        drop_relation(ddl, name).await?;
+    let (dropping, notices) = to_drop(ddl, names, if_exists, false).await?;
+    let owned: Vec<String> = dropping
+        .iter()
+        .flat_map(|def| {
+            def.columns
+                .iter()
+                .filter_map(super::sequence::owned_sequence)
+        })
+        .collect();
+    for def in &dropping {
+        drop_relation(ddl, &def.name).await?;
     }
     // The sequences its serial and identity columns owned go with it. Outside
     // a block they go after the table: a crash in between leaves a sequence
