@@ -28,7 +28,15 @@ async fn answer(c: &Client, sql: &str) -> String {
         Ok(()) => "ok".into(),
         Err(e) => e
             .as_db_error()
-            .map(|d| d.code().code().to_owned())
+            .map(|d| {
+                eprintln!(
+                    "{sql}: {} {} ({:?})",
+                    d.code().code(),
+                    d.message(),
+                    d.detail()
+                );
+                d.code().code().to_owned()
+            })
             .unwrap_or_else(|| format!("client: {e}")),
     }
 }

@@ -5,6 +5,7 @@ pub mod entry;
 pub mod naming;
 pub mod sequence;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -151,6 +152,31 @@ pub fn store_error(e: StoreError) -> SqlError {
     .with_hint("retry when the store is reachable")
 }
 
+/// One bump of the epoch (see [`Catalog::bump_epoch`]).
+async fn try_bump_epoch(store: &dyn Store) -> Result<(), StoreError> {
+    let rec = CatalogRecord {
+        version: Uuid::now_v7(),
+        definition: String::new(),
+    };
+    let before = store.read_catalog(EPOCH_ENTRY).await?.map(|r| r.version);
+    let written = match before {
+        None => store.insert_catalog(EPOCH_ENTRY, rec).await,
+        Some(v) => store.update_catalog(EPOCH_ENTRY, v, rec).await,
+    };
+    match written {
+        Ok(_) => Ok(()),
+        Err(StoreError::Unknown(why)) => {
+            let now = store.read_catalog(EPOCH_ENTRY).await?.map(|r| r.version);
+            if now != before {
+                Ok(())
+            } else {
+                Err(StoreError::Unknown(why))
+            }
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// How many times a DDL tries to announce its change to other proxies.
 const EPOCH_ATTEMPTS: u32 = 5;
 
@@ -178,6 +204,9 @@ pub struct Catalog {
     refresh: Option<Duration>,
     /// When the epoch was last read, and what it was.
     epoch: Mutex<(Option<Instant>, Option<Uuid>)>,
+    /// A change of ours landed but the epoch bump that announces it has
+    /// not yet (a background task keeps trying).
+    unannounced: Arc<AtomicBool>,
 }
 
 /// A cached entry, and the decision of another transaction's change on it
@@ -207,6 +236,7 @@ impl Catalog {
             cache: DashMap::new(),
             refresh,
             epoch: Mutex::new((None, None)),
+            unannounced: Arc::new(AtomicBool::new(false)),
         }
     }
 
@@ -252,55 +282,56 @@ impl Catalog {
     /// Tell other proxies the catalog changed. Any newer epoch will do, so
     /// a lost race means another DDL bumped it after ours: done either way,
     /// and so is a write whose outcome is unknown once the epoch reads
-    /// differently. The change itself has landed by now, so a store that
-    /// hiccups is given a few tries before the statement gives up.
-    async fn bump_epoch(&self) -> SqlResult<()> {
+    /// differently. The change itself has landed by now, so the statement
+    /// answers that it did whatever the store does next: a bump that fails
+    /// a few times is left to a background task that keeps trying, and
+    /// DDL that needs every proxy to know first waits for it
+    /// ([`Catalog::announced`]).
+    async fn bump_epoch(&self) {
         if self.refresh.is_none() {
-            return Ok(());
+            return;
         }
-        let mut last = None;
         for attempt in 0..EPOCH_ATTEMPTS {
             if attempt > 0 {
                 tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
             }
-            match self.try_bump_epoch().await {
-                Ok(()) => return Ok(()),
-                Err(e) => last = Some(e),
+            if try_bump_epoch(self.store.as_ref()).await.is_ok() {
+                return;
             }
         }
-        Err(store_error(last.expect("at least one attempt")))
+        if self.unannounced.swap(true, Ordering::SeqCst) {
+            return; // a task is at it already; one bump announces both
+        }
+        tracing::warn!("the catalog epoch could not be bumped; other proxies see this DDL once a background retry succeeds");
+        let (store, flag) = (self.store.clone(), self.unannounced.clone());
+        tokio::spawn(async move {
+            let mut wait = Duration::from_millis(100);
+            loop {
+                tokio::time::sleep(wait).await;
+                if try_bump_epoch(store.as_ref()).await.is_ok() {
+                    flag.store(false, Ordering::SeqCst);
+                    return;
+                }
+                wait = (wait * 2).min(Duration::from_secs(5));
+            }
+        });
     }
 
-    async fn try_bump_epoch(&self) -> Result<(), StoreError> {
-        let rec = CatalogRecord {
-            version: Uuid::now_v7(),
-            definition: String::new(),
-        };
-        let before = self
-            .store
-            .read_catalog(EPOCH_ENTRY)
-            .await?
-            .map(|r| r.version);
-        let written = match before {
-            None => self.store.insert_catalog(EPOCH_ENTRY, rec).await,
-            Some(v) => self.store.update_catalog(EPOCH_ENTRY, v, rec).await,
-        };
-        match written {
-            Ok(_) => Ok(()),
-            Err(StoreError::Unknown(why)) => {
-                let now = self
-                    .store
-                    .read_catalog(EPOCH_ENTRY)
-                    .await?
-                    .map(|r| r.version);
-                if now != before {
-                    Ok(())
-                } else {
-                    Err(StoreError::Unknown(why))
-                }
+    /// Wait until every change this proxy made is announced to the others
+    /// (55P03 at `deadline`): what a unique index build needs before it
+    /// counts on other proxies' writers to claim for it.
+    pub async fn announced(&self, deadline: Instant) -> SqlResult<()> {
+        while self.unannounced.load(Ordering::SeqCst) {
+            if Instant::now() >= deadline {
+                return Err(SqlError::new(
+                    sqlstate::LOCK_NOT_AVAILABLE,
+                    "could not tell the other proxies about the catalog change in time",
+                )
+                .with_hint("the store is not accepting writes to the catalog epoch; retry when it is reachable"));
             }
-            Err(e) => Err(e),
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
+        Ok(())
     }
 
     /// The table's definition as transaction `own` sees it; 42P01 if absent.
@@ -443,7 +474,7 @@ impl Catalog {
                 self.cache.remove(name);
             }
         }
-        self.bump_epoch().await?;
+        self.bump_epoch().await;
         Ok(true)
     }
 

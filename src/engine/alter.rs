@@ -207,11 +207,11 @@ async fn set_not_null(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResul
         .change(&table.name, set(true))
         .await?
         .expect("a table the change keeps");
-    // As for a unique index: other proxies learn of it within a refresh.
-    if let (Some(refresh), None) = (ddl.catalog.refresh(), ddl.open) {
-        tokio::time::sleep(refresh * 2).await;
-    }
-    match find_null(ddl, &published, i).await {
+    let found = match ddl.everyone_knows().await {
+        Ok(()) => find_null(ddl, &published, i).await,
+        Err(e) => Err(e),
+    };
+    match found {
         Ok(false) => Ok(command("ALTER TABLE", Vec::new())),
         Ok(true) => {
             ddl.change(&table.name, set(false)).await?;

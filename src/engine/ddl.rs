@@ -108,6 +108,18 @@ impl Ddl<'_> {
         }
     }
 
+    /// Once a changed definition is published: wait until every proxy
+    /// sharing the store uses it (the change announced, then two catalog
+    /// refreshes), so that rows written from then on follow it. A block's
+    /// change is seen by nobody else: no wait.
+    pub(super) async fn everyone_knows(&self) -> SqlResult<()> {
+        if let (Some(refresh), None) = (self.catalog.refresh(), self.open) {
+            self.catalog.announced(self.deadline).await?;
+            tokio::time::sleep(refresh * 2).await;
+        }
+        Ok(())
+    }
+
     /// A relation name for `table`'s `column` with `label` that no relation
     /// this transaction sees has (PostgreSQL's ChooseRelationName).
     async fn free_name(&self, table: &str, column: &str, label: &str) -> SqlResult<String> {
@@ -784,10 +796,11 @@ pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlRes
     // catalog refresh; rows they write after that claim its keys themselves.
     // Scan only then, so the scan sees every row written without a claim.
     // (A block's table is seen by nobody else: no wait.)
-    if let (Some(refresh), None) = (ddl.catalog.refresh(), ddl.open) {
-        tokio::time::sleep(refresh * 2).await;
-    }
-    match backfill(ddl, &published, index).await {
+    let built = match ddl.everyone_knows().await {
+        Ok(()) => backfill(ddl, &published, index).await,
+        Err(e) => Err(e),
+    };
+    match built {
         Ok(rows) => {
             info!(index = %unique.name, table, rows, "unique index built");
             Ok(())

@@ -53,6 +53,19 @@ impl<L: Layer> Layered<L> {
     fn wraps(&self, name: &str) -> bool {
         is_counter(name) || self.layer.wraps_catalog()
     }
+
+    /// A catalog-namespace LWT, through the layer if it wraps that record.
+    async fn catalog_lwt<'a>(
+        &'a self,
+        op: &'static str,
+        name: &'a str,
+        write: BoxFuture<'a, StoreResult<Cas<CatalogRecord>>>,
+    ) -> StoreResult<Cas<CatalogRecord>> {
+        match self.wraps(name) {
+            true => self.layer.lwt(op, "", name.as_bytes(), write).await,
+            false => write.await,
+        }
+    }
 }
 
 /// A store with a layer around its operations.
@@ -175,13 +188,14 @@ impl<L: Layer> Store for Layered<L> {
 
     async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>> {
         let read = self.inner.read_catalog(name);
-        if is_counter(name) {
-            return self
-                .layer
-                .read("read_counter", "", name.as_bytes(), read)
-                .await;
+        match self.wraps(name) {
+            true => {
+                self.layer
+                    .read("read_catalog", "", name.as_bytes(), read)
+                    .await
+            }
+            false => read.await,
         }
-        read.await
     }
 
     async fn list_catalog(&self) -> StoreResult<Vec<(String, CatalogRecord)>> {
@@ -194,13 +208,7 @@ impl<L: Layer> Store for Layered<L> {
         rec: CatalogRecord,
     ) -> StoreResult<Cas<CatalogRecord>> {
         let write = self.inner.insert_catalog(name, rec);
-        if is_counter(name) {
-            return self
-                .layer
-                .lwt("insert_counter", "", name.as_bytes(), write)
-                .await;
-        }
-        write.await
+        self.catalog_lwt("insert_catalog", name, write).await
     }
 
     async fn update_catalog(
@@ -210,24 +218,12 @@ impl<L: Layer> Store for Layered<L> {
         rec: CatalogRecord,
     ) -> StoreResult<Cas<CatalogRecord>> {
         let write = self.inner.update_catalog(name, expected, rec);
-        if is_counter(name) {
-            return self
-                .layer
-                .lwt("update_counter", "", name.as_bytes(), write)
-                .await;
-        }
-        write.await
+        self.catalog_lwt("update_catalog", name, write).await
     }
 
     async fn delete_catalog(&self, name: &str, expected: Uuid) -> StoreResult<Cas<CatalogRecord>> {
         let write = self.inner.delete_catalog(name, expected);
-        if self.wraps(name) {
-            return self
-                .layer
-                .lwt("delete_catalog", "", name.as_bytes(), write)
-                .await;
-        }
-        write.await
+        self.catalog_lwt("delete_catalog", name, write).await
     }
 
     async fn insert_txn_record(&self, txn: TxnId, rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
