@@ -20,7 +20,7 @@ async fn startup_reports_the_parameters_clients_check() {
     let (_raw, startup) = server.raw().await;
     let params = startup.parameters();
     let expected = [
-        ("server_version", "16.4"),
+        ("server_version", "15.18"),
         ("server_encoding", "UTF8"),
         ("client_encoding", "UTF8"),
         ("DateStyle", "ISO, MDY"),
@@ -59,7 +59,7 @@ async fn set_and_show_round_trip() {
 
     let row = client.query_one("SHOW server_version", &[]).await.unwrap();
     assert_eq!(row.columns()[0].name(), "server_version");
-    assert_eq!(row.get::<_, String>(0), "16.4");
+    assert_eq!(row.get::<_, String>(0), "15.18");
 
     let row = client.query_one("SHOW datestyle", &[]).await.unwrap();
     assert_eq!(row.columns()[0].name(), "DateStyle");
@@ -193,7 +193,7 @@ async fn an_error_fails_the_block_until_rollback() {
     let reply = c.query("ROLLBACK").await;
     assert_eq!(reply.tags(), ["ROLLBACK"]);
     assert_eq!(reply.status(), 'I');
-    assert_eq!(c.query("SHOW server_version").await.value(), "16.4");
+    assert_eq!(c.query("SHOW server_version").await.value(), "15.18");
 
     // COMMIT of a failed block rolls back, and the tag says so.
     c.query("BEGIN").await;
