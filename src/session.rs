@@ -5,6 +5,7 @@
 //! a savepoint) restores them, and SET LOCAL lasts until the block ends;
 //! the engine undoes the block's writes and DDL (`engine::txn`).
 
+pub mod advisory;
 pub mod settings;
 pub mod utility;
 
@@ -25,6 +26,8 @@ pub struct Session {
     pub txn: Block,
     /// The block's transaction, from its first write until it ends.
     pub open: Option<crate::txn::OpenTxn>,
+    /// The advisory locks the session holds (`engine::advisory`).
+    pub advisory: advisory::AdvisoryLocks,
     /// Session-level values that differ from the built-in defaults, by
     /// lowercase name. Read settings through [`Session::setting`], which
     /// also applies SET LOCAL and the transaction's characteristics.
@@ -227,6 +230,7 @@ impl Session {
             database: self.database.clone(),
             txn: self.txn,
             open: None,
+            advisory: Default::default(),
             settings: self.settings.clone(),
             local: self.local.clone(),
             reset: BTreeMap::new(),

@@ -447,7 +447,10 @@ async fn advisory_locks(store: &dyn Store) {
         )]),
     };
     assert_eq!(
-        store.update_lock(&key, Uuid::now_v7(), second.clone()).await.unwrap(),
+        store
+            .update_lock(&key, Uuid::now_v7(), second.clone())
+            .await
+            .unwrap(),
         Cas::NotApplied(Some(first))
     );
     assert_eq!(

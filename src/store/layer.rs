@@ -219,7 +219,9 @@ impl<L: Layer> Store for Layered<L> {
 
     async fn read_lock(&self, key: &[u8]) -> StoreResult<Option<LockRecord>> {
         let read = self.inner.read_lock(key);
-        self.layer.read("read_lock", "advisory_locks", key, read).await
+        self.layer
+            .read("read_lock", "advisory_locks", key, read)
+            .await
     }
 
     async fn insert_lock(&self, key: &[u8], rec: LockRecord) -> StoreResult<Cas<LockRecord>> {

@@ -49,7 +49,7 @@ pub fn cql_type(ty: &SqlType) -> &'static str {
         SqlType::Float8 => "double",
         SqlType::Numeric => "decimal",
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => "text",
-        SqlType::Json | SqlType::Jsonb => "text",
+        SqlType::Json | SqlType::Jsonb | SqlType::Void => "text",
         SqlType::Bytea => "blob",
         SqlType::Uuid => "uuid",
         SqlType::Date => "date",
