@@ -51,6 +51,8 @@ struct Undo {
     local: BTreeMap<String, String>,
     /// Where the transaction's log stood when it was set.
     log_mark: LogMark,
+    /// How many transaction-level advisory locks the block had taken.
+    advisory_mark: usize,
 }
 
 impl Session {
@@ -250,6 +252,16 @@ impl Session {
             .rev()
             .find(|u| u.savepoint.is_some())
             .map(|u| u.log_mark)
+    }
+
+    /// How many transaction-level advisory locks the block had taken at
+    /// savepoint `name`: ROLLBACK TO releases the ones taken since.
+    pub fn savepoint_advisory_mark(&self, name: &str) -> Option<usize> {
+        self.undo
+            .iter()
+            .rev()
+            .find(|u| u.savepoint.as_deref() == Some(name))
+            .map(|u| u.advisory_mark)
     }
 
     /// The mark of savepoint `name` (the latest of that name).

@@ -235,6 +235,24 @@ async fn transaction_locks_end_at_commit_and_rollback() {
         assert!(!try_lock(&b, "SELECT pg_try_advisory_lock(10)").await);
         assert!(try_lock(&a, "SELECT pg_advisory_unlock(10)").await);
     }
+    // ROLLBACK TO a savepoint gives back the transaction-level locks
+    // taken since; session-level ones stay.
+    a.batch_execute(
+        "BEGIN; SELECT pg_advisory_xact_lock(19); SAVEPOINT s; SELECT pg_advisory_xact_lock(20); SELECT pg_advisory_xact_lock(19); SELECT pg_advisory_lock(21)",
+    )
+    .await
+    .unwrap();
+    assert!(!try_lock(&b, "SELECT pg_try_advisory_lock(20)").await);
+    a.batch_execute("ROLLBACK TO s").await.unwrap();
+    assert!(try_lock(&b, "SELECT pg_try_advisory_xact_lock(20)").await);
+    assert!(!try_lock(&b, "SELECT pg_try_advisory_lock(19)").await);
+    assert!(!try_lock(&b, "SELECT pg_try_advisory_lock(21)").await);
+    a.batch_execute("COMMIT").await.unwrap();
+    assert!(try_lock(&b, "SELECT pg_try_advisory_xact_lock(19)").await);
+    assert!(!try_lock(&b, "SELECT pg_try_advisory_lock(21)").await);
+    // DISCARD ALL releases session-level locks, as pg_advisory_unlock_all.
+    a.batch_execute("DISCARD ALL").await.unwrap();
+    assert!(try_lock(&b, "SELECT pg_try_advisory_xact_lock(21)").await);
     // A failed block keeps its locks until ROLLBACK.
     a.batch_execute("BEGIN; SELECT pg_advisory_xact_lock(9)")
         .await

@@ -174,6 +174,9 @@ impl Engine {
             .entry(key)
             .or_default()
             .count(mode, xact) += 1;
+        if xact {
+            session.advisory.xact_log.push((key, mode));
+        }
         Ok(true)
     }
 
@@ -249,6 +252,7 @@ impl Engine {
     /// The transaction ended (COMMIT, ROLLBACK, or the end of a statement
     /// outside a block): its transaction-level locks go.
     pub(super) async fn release_xact_locks(&self, session: &mut Session) {
+        session.advisory.xact_log.clear();
         let keys = session.advisory.xact_keys();
         if keys.is_empty() {
             return;
@@ -265,6 +269,35 @@ impl Engine {
             let cx = self.lock_cx(&session.advisory, None, deadline);
             if let Err(e) = advisory::release(&cx, key, after).await {
                 tracing::warn!(%key, cause = %e.message, "a transaction-level advisory lock was not released; the session's end or its proxy's lease frees it");
+            }
+        }
+        session.advisory.tidy();
+    }
+
+    /// ROLLBACK TO a savepoint: the transaction-level locks taken after it
+    /// go (each count taken since is given back).
+    pub(super) async fn release_xact_locks_after(&self, session: &mut Session, mark: usize) {
+        let locks = &mut session.advisory;
+        if mark >= locks.xact_log.len() {
+            return;
+        }
+        let undone = locks.xact_log.split_off(mark);
+        let mut changed = std::collections::BTreeMap::new();
+        for (key, mode) in undone {
+            let held = locks.held.entry(key).or_default();
+            changed.entry(key).or_insert_with(|| held.modes());
+            let count = held.count(mode, true);
+            *count = count.saturating_sub(1);
+        }
+        let deadline = Instant::now() + self.inner.claims.lock_timeout;
+        for (key, before) in changed {
+            let after = session.advisory.modes(&key);
+            if after == before {
+                continue;
+            }
+            let cx = self.lock_cx(&session.advisory, None, deadline);
+            if let Err(e) = advisory::release(&cx, key, after).await {
+                tracing::warn!(%key, cause = %e.message, "an advisory lock taken after a savepoint was not released; the transaction's end frees it");
             }
         }
         session.advisory.tidy();

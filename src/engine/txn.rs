@@ -77,7 +77,14 @@ impl Engine {
         session: &mut Session,
         utility: &Utility,
     ) -> SqlResult<crate::engine::Executed> {
+        let savepoint_mark = match utility {
+            Utility::RollbackTo(name) => session.savepoint_advisory_mark(name),
+            _ => None,
+        };
         let done = self.transaction_statement_ends(session, utility).await;
+        if let (Ok(_), Some(mark)) = (&done, savepoint_mark) {
+            self.release_xact_locks_after(session, mark).await;
+        }
         if !session.in_block() {
             // The transaction is over: its transaction-level advisory locks
             // go, as in PostgreSQL.

@@ -20,6 +20,10 @@ pub struct AdvisoryLocks {
     /// Transactions of this session whose COMMIT outcome stayed unknown:
     /// they may still commit, so they stay on the fence list.
     pub undecided: Vec<TxnId>,
+    /// The transaction-level locks taken in the current transaction, in
+    /// order, so that ROLLBACK TO a savepoint releases those taken after
+    /// it (as PostgreSQL does).
+    pub xact_log: Vec<(LockKey, Mode)>,
 }
 
 /// Lock counts on one key.

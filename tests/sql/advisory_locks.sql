@@ -46,6 +46,19 @@ BEGIN;
 SELECT pg_advisory_lock(11);
 ROLLBACK;
 SELECT pg_advisory_unlock(11);
+-- ROLLBACK TO gives back transaction-level locks taken since the
+-- savepoint; DISCARD ALL releases session-level locks.
+BEGIN;
+SAVEPOINT s;
+SELECT pg_advisory_xact_lock(14);
+SELECT pg_advisory_lock(15);
+ROLLBACK TO s;
+COMMIT;
+SELECT pg_advisory_lock(16);
+DISCARD ALL;
+SELECT pg_advisory_unlock(15);
+SELECT pg_advisory_unlock(15);
+SELECT pg_advisory_unlock(16);
 -- STRICT: NULL in, NULL out, no lock.
 SELECT pg_advisory_lock(NULL);
 SELECT pg_try_advisory_lock(NULL, 1);
