@@ -14,6 +14,7 @@ use futures::StreamExt;
 use super::ctx::StmtCtx;
 use super::{Column, Engine, Executed, Notice, Outcome};
 use crate::claims::advisory::{self, IfBusy, LockCx, LockKey, Mode, Modes};
+use crate::claims::intents::decide;
 use crate::error::{SqlError, SqlResult};
 use crate::session::advisory::AdvisoryLocks;
 use crate::session::Session;
@@ -21,6 +22,7 @@ use crate::sql::expr::{AdvisoryFn, AdvisoryOp};
 use crate::sql::expr::{EvalCtx, Expr, Func};
 use crate::sql::plan::{Output, SelectPlan};
 use crate::stop::Stop;
+use crate::store::{TxnId, TxnStatus};
 use crate::txn::OpenTxn;
 use crate::types::Value;
 
@@ -161,7 +163,10 @@ impl Engine {
                 Err(e) => {
                     // The entry may have landed after all (an unknown
                     // outcome): put it back to what the session holds.
-                    if let Err(why) = advisory::release(&cx, key, keep).await {
+                    let put_right = self
+                        .release_entry(&mut session.advisory, key, keep, stop, deadline)
+                        .await;
+                    if let Err(why) = put_right {
                         tracing::warn!(%key, cause = %why.message, "an advisory lock entry could not be put right; the session's end or its proxy's lease clears it");
                     }
                     return Err(e);
@@ -190,17 +195,18 @@ impl Engine {
         stop: Option<&Stop>,
         deadline: Instant,
     ) -> SqlResult<bool> {
-        let Some(held) = session.advisory.held.get_mut(&key) else {
+        let Some(held) = session.advisory.held.get(&key) else {
             return Ok(false);
         };
         let before = held.modes();
-        let count = held.count(mode, false);
+        let mut next = held.clone();
+        let count = next.count(mode, false);
         if *count == 0 {
             return Ok(false);
         }
         *count -= 1;
-        let after = held.modes();
-        let lost = held.lost;
+        let after = next.modes();
+        let lost = next.lost;
         if lost && after == Modes::default() {
             // Letting go of a lost lock: nothing to release, and the session
             // did not hold it any more.
@@ -208,19 +214,76 @@ impl Engine {
             session.advisory.tidy();
             return Ok(false);
         }
-        if after == before || lost {
-            return Ok(true);
+        if after != before && !lost {
+            let present = self
+                .release_entry(&mut session.advisory, key, after, stop, deadline)
+                .await?;
+            if !present {
+                // It was broken while the session believed it held it.
+                session.advisory.held.remove(&key);
+                session.advisory.tidy();
+                return Ok(false);
+            }
         }
-        let cx = self.lock_cx(&session.advisory, stop, deadline);
-        let present = advisory::release(&cx, key, after).await?;
+        session.advisory.held.insert(key, next);
         session.advisory.tidy();
-        if !present {
-            // It was broken while the session believed it held it.
-            session.advisory.held.remove(&key);
-            session.advisory.tidy();
-            return Ok(false);
-        }
         Ok(true)
+    }
+
+    /// Set the session's entry on `key` to `keep`. Before the entry goes
+    /// altogether, the session's transactions whose COMMIT outcome stayed
+    /// unknown are settled (decided, aborted unless they committed): the
+    /// entry is their fence, and a lock must not be let go while a write
+    /// made under it may still commit.
+    async fn release_entry(
+        &self,
+        locks: &mut AdvisoryLocks,
+        key: LockKey,
+        keep: Modes,
+        stop: Option<&Stop>,
+        deadline: Instant,
+    ) -> SqlResult<bool> {
+        if !keep.any() && !locks.undecided.is_empty() {
+            self.settle(locks).await?;
+        }
+        let cx = self.lock_cx(locks, stop, deadline);
+        advisory::release(&cx, key, keep).await
+    }
+
+    /// Decide each transaction on the session's undecided list (aborted,
+    /// unless it committed); those the store does not answer for stay.
+    async fn settle(&self, locks: &mut AdvisoryLocks) -> SqlResult<()> {
+        let inner = &self.inner;
+        let mut left = Vec::new();
+        let mut failed = None;
+        for t in std::mem::take(&mut locks.undecided) {
+            let decided = decide(
+                inner.store.as_ref(),
+                &inner.claims,
+                &inner.stats,
+                t,
+                TxnStatus::Aborted,
+            )
+            .await;
+            if let Err(e) = decided {
+                left.push(t);
+                failed = Some(e);
+            }
+        }
+        locks.undecided = left;
+        match failed {
+            Some(e) => Err(crate::catalog::store_error(e)),
+            None => Ok(()),
+        }
+    }
+
+    /// After a COMMIT of a lock holder answered 40003: settle it at once if
+    /// the store answers now, else keep it on the fence list.
+    pub(super) async fn settle_unknown_commit(&self, session: &mut Session, txn: TxnId) {
+        session.advisory.undecided.push(txn);
+        if let Err(e) = self.settle(&mut session.advisory).await {
+            tracing::warn!(%txn, cause = %e.message, "a lock holder's transaction with an unknown outcome stays on its fence list");
+        }
     }
 
     /// `pg_advisory_unlock_all()`: every session-level lock.
@@ -241,8 +304,8 @@ impl Engine {
             }
             let after = held.modes();
             if after != before {
-                let cx = self.lock_cx(&session.advisory, stop, deadline);
-                advisory::release(&cx, key, after).await?;
+                self.release_entry(&mut session.advisory, key, after, stop, deadline)
+                    .await?;
             }
         }
         session.advisory.tidy();
@@ -266,8 +329,10 @@ impl Engine {
                 held.lost = false;
             }
             let after = held.modes();
-            let cx = self.lock_cx(&session.advisory, None, deadline);
-            if let Err(e) = advisory::release(&cx, key, after).await {
+            let released = self
+                .release_entry(&mut session.advisory, key, after, None, deadline)
+                .await;
+            if let Err(e) = released {
                 tracing::warn!(%key, cause = %e.message, "a transaction-level advisory lock was not released; the session's end or its proxy's lease frees it");
             }
         }
@@ -295,8 +360,10 @@ impl Engine {
             if after == before {
                 continue;
             }
-            let cx = self.lock_cx(&session.advisory, None, deadline);
-            if let Err(e) = advisory::release(&cx, key, after).await {
+            let released = self
+                .release_entry(&mut session.advisory, key, after, None, deadline)
+                .await;
+            if let Err(e) = released {
                 tracing::warn!(%key, cause = %e.message, "an advisory lock taken after a savepoint was not released; the transaction's end frees it");
             }
         }
@@ -344,13 +411,16 @@ impl Engine {
 
     /// A connection ended: its locks go (with retries, since a proxy that
     /// lives on would otherwise keep them), then its holder id.
-    pub async fn end_session(&self, locks: AdvisoryLocks) {
+    pub async fn end_session(&self, mut locks: AdvisoryLocks) {
         let Some(holder) = locks.holder else { return };
-        for key in locks.held.keys() {
+        let keys: Vec<LockKey> = locks.held.keys().copied().collect();
+        for key in keys {
             for attempt in 0..20u32 {
                 let deadline = Instant::now() + self.inner.claims.lock_timeout;
-                let cx = self.lock_cx(&locks, None, deadline);
-                match advisory::release(&cx, *key, Modes::default()).await {
+                let released = self
+                    .release_entry(&mut locks, key, Modes::default(), None, deadline)
+                    .await;
+                match released {
                     Ok(_) => break,
                     Err(e) => {
                         tracing::debug!(%key, cause = %e.message, attempt, "releasing a closed session's advisory lock");

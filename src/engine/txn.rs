@@ -150,8 +150,9 @@ impl Engine {
         let committed = self.commit_open(open).await;
         if let Err(e) = &committed {
             if e.code == sqlstate::STATEMENT_COMPLETION_UNKNOWN && session.advisory.holds_any() {
-                // It may still commit: it stays on the fence list.
-                session.advisory.undecided.push(id);
+                // It may still commit: settled now, or kept on the fence
+                // list until it is.
+                self.settle_unknown_commit(session, id).await;
             }
         }
         committed
