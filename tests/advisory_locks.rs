@@ -635,3 +635,93 @@ async fn sessions_on_three_proxies_never_lose_an_increment() {
     assert_eq!(acked + refused, rounds * 6);
     test.cleanup().await;
 }
+
+/// Over a store that answers "unknown" or "unavailable" now and then, on
+/// every lock LWT and read: the counter loses no increment a session was
+/// told committed, counts none it was told failed (40003 may be either),
+/// no two sessions are ever inside at once, and once every session has
+/// ended no stray entry is left: a fresh session takes the lock at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn store_faults_leave_no_stray_lock_and_lose_no_increment() {
+    use keyclaim::store::faults::{FaultConfig, FaultyStore};
+    use std::sync::atomic::AtomicI32;
+    common::init_logging();
+    let test = common::TestStore::fresh().await;
+    let faulty: Arc<FaultyStore> = Arc::new(FaultyStore::new(
+        test.store.clone(),
+        FaultConfig {
+            applied_then_unknown: 30,
+            lost_then_unknown: 30,
+            unavailable: 20,
+            read_unknown: 20,
+            max_latency: Duration::from_millis(2),
+            ..FaultConfig::none(7)
+        },
+    ));
+    let mut setup = Conn::new(&engine(test.store.clone()));
+    setup
+        .ok("CREATE TABLE counter (id int PRIMARY KEY, n int); INSERT INTO counter VALUES (1, 0)")
+        .await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let inside = Arc::new(AtomicI32::new(0));
+    let mut tasks = Vec::new();
+    for _ in 0..3 {
+        let e = engine(faulty.clone());
+        for _ in 0..2 {
+            let mut c = Conn::new(&e);
+            let inside = inside.clone();
+            tasks.push(tokio::spawn(async move {
+                let (mut acked, mut unknown) = (0, 0);
+                for _ in 0..8 {
+                    if c.run("SELECT pg_advisory_lock(77)").await.is_err() {
+                        continue;
+                    }
+                    assert_eq!(inside.fetch_add(1, Ordering::SeqCst), 0, "two inside");
+                    if let Ok(Some(Value::Int4(n))) =
+                        c.run("SELECT n FROM counter WHERE id = 1").await
+                    {
+                        let write = format!("UPDATE counter SET n = {} WHERE id = 1", n + 1);
+                        match c.run(&write).await {
+                            Ok(_) => acked += 1,
+                            Err(e) if e.code == "40003" => unknown += 1,
+                            Err(e) => assert_ne!(e.code, "40001", "{e:?}"),
+                        }
+                    }
+                    inside.fetch_sub(1, Ordering::SeqCst);
+                    // Let go, however long the store takes to confirm it.
+                    while c.run("SELECT pg_advisory_unlock_all()").await.is_err() {
+                        tokio::time::sleep(Duration::from_millis(5)).await;
+                    }
+                }
+                c.engine
+                    .end_session(std::mem::take(&mut c.session.advisory))
+                    .await;
+                (acked, unknown)
+            }));
+        }
+    }
+    let (mut acked, mut unknown) = (0, 0);
+    for t in tasks {
+        let (a, u) = t.await.unwrap();
+        acked += a;
+        unknown += u;
+    }
+    let Some(Value::Int4(n)) = setup.ok("SELECT n FROM counter WHERE id = 1").await else {
+        panic!("no counter");
+    };
+    eprintln!(
+        "counter {n}, acked {acked}, unknown {unknown}, faults injected {}",
+        faulty.counts.total()
+    );
+    assert!(
+        acked <= n && n <= acked + unknown,
+        "counter {n}, acked {acked}, unknown {unknown}"
+    );
+    assert!(acked > 10, "acked {acked}");
+    assert!(faulty.counts.total() > 0, "faults were injected");
+    assert_eq!(
+        setup.ok("SELECT pg_try_advisory_lock(77)").await,
+        Some(Value::Bool(true))
+    );
+    test.cleanup().await;
+}

@@ -243,11 +243,21 @@ impl Engine {
         stop: Option<&Stop>,
         deadline: Instant,
     ) -> SqlResult<bool> {
-        if !keep.any() && !locks.undecided.is_empty() {
-            self.settle(locks).await?;
+        let done = async {
+            if !keep.any() && !locks.undecided.is_empty() {
+                self.settle(locks).await?;
+            }
+            let cx = self.lock_cx(locks, stop, deadline);
+            advisory::release(&cx, key, keep).await
         }
-        let cx = self.lock_cx(locks, stop, deadline);
-        advisory::release(&cx, key, keep).await
+        .await;
+        // Unconfirmed: the entry may show more than the session holds; it
+        // is put right at the next release or the session's end.
+        let stray = done.is_err();
+        if stray || locks.held.contains_key(&key) {
+            locks.held.entry(key).or_default().stray = stray;
+        }
+        done
     }
 
     /// Decide each transaction on the session's undecided list (aborted,
@@ -294,22 +304,31 @@ impl Engine {
         deadline: Instant,
     ) -> SqlResult<()> {
         let keys: Vec<LockKey> = session.advisory.held.keys().copied().collect();
+        let mut failed = None;
         for key in keys {
             let held = session.advisory.held.get_mut(&key).expect("listed");
             let before = held.modes();
+            let stray = held.stray;
             held.session_exclusive = 0;
             held.session_shared = 0;
             if held.xact_exclusive + held.xact_shared == 0 {
                 held.lost = false;
             }
             let after = held.modes();
-            if after != before {
-                self.release_entry(&mut session.advisory, key, after, stop, deadline)
-                    .await?;
+            if after != before || stray {
+                let released = self
+                    .release_entry(&mut session.advisory, key, after, stop, deadline)
+                    .await;
+                if let Err(e) = released {
+                    failed = Some(e);
+                }
             }
         }
         session.advisory.tidy();
-        Ok(())
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
     }
 
     /// The transaction ended (COMMIT, ROLLBACK, or the end of a statement
@@ -387,7 +406,13 @@ impl Engine {
         }
         let txns = session.advisory.fence_list(Some(open.id));
         let deadline = Instant::now() + self.inner.claims.lock_timeout;
-        let keys: Vec<LockKey> = session.advisory.held.keys().copied().collect();
+        let keys: Vec<LockKey> = session
+            .advisory
+            .held
+            .iter()
+            .filter(|(_, h)| h.modes().any())
+            .map(|(k, _)| *k)
+            .collect();
         for key in keys {
             let cx = self.lock_cx(&session.advisory, None, deadline);
             if !advisory::register(&cx, key, &txns).await? {

@@ -36,6 +36,9 @@ pub struct Held {
     /// The lock was broken while the session held it (its proxy was silent
     /// past the lease): its writes are refused until it lets go.
     pub lost: bool,
+    /// The store may show more than the counts say (a release the store
+    /// did not confirm): put right at the next release, or the session's end.
+    pub stray: bool,
 }
 
 impl Held {
@@ -56,7 +59,7 @@ impl Held {
     }
 
     pub fn is_empty(&self) -> bool {
-        !self.modes().any() && !self.lost
+        !self.modes().any() && !self.lost && !self.stray
     }
 }
 
@@ -64,7 +67,7 @@ impl AdvisoryLocks {
     /// Whether the session holds any advisory lock (or one it lost): only
     /// then do its writes pay for the fence.
     pub fn holds_any(&self) -> bool {
-        !self.held.is_empty()
+        self.held.values().any(|h| h.modes().any() || h.lost)
     }
 
     /// A lock the session lost, if any.
@@ -77,11 +80,12 @@ impl AdvisoryLocks {
         self.held.get(key).map(Held::modes).unwrap_or_default()
     }
 
-    /// Keys held at transaction level.
+    /// Keys held at transaction level, and keys whose entry is to be put
+    /// right.
     pub fn xact_keys(&self) -> Vec<LockKey> {
         self.held
             .iter()
-            .filter(|(_, h)| h.xact_exclusive + h.xact_shared > 0)
+            .filter(|(_, h)| h.xact_exclusive + h.xact_shared > 0 || h.stray)
             .map(|(k, _)| *k)
             .collect()
     }
