@@ -354,7 +354,7 @@ async fn two_proxies_on_one_store_share_the_locks() {
 // ---------------------------------------------------------------------------
 // Proxies as engines: one can die (no goodbye, no heartbeat) or stall.
 
-const LEASE: Duration = Duration::from_millis(300);
+const LEASE: Duration = Duration::from_millis(500);
 
 /// Holds every store operation (heartbeats included) while frozen, as a
 /// SIGSTOPped or GC-paused proxy does.
@@ -637,6 +637,8 @@ async fn sessions_on_three_proxies_never_lose_an_increment() {
                 if let Some(b) = breaker {
                     b.await.unwrap();
                     acked += 1;
+                    // Its write after the stall was refused, deterministically.
+                    assert!(refused >= 1, "the stalled session's write is refused");
                 }
                 (acked, refused)
             }));
@@ -650,9 +652,11 @@ async fn sessions_on_three_proxies_never_lose_an_increment() {
     }
     let n = setup.ok("SELECT n FROM counter WHERE id = 1").await;
     assert_eq!(n, Some(Value::Int4(acked)));
-    // The stalled session lost its lock and was refused; nobody else was.
-    assert_eq!(refused, 1, "the stalled session's write is refused");
-    assert_eq!(acked, rounds * 6 - 1 + 1);
+    // Every write was answered, and the breaker's is counted. (Another
+    // session may be refused too if its proxy's heartbeat came late on a
+    // loaded machine: that costs it its lock, never an increment.)
+    assert_eq!(acked + refused, rounds * 6 + 1);
+    assert!(refused >= 1);
     test.cleanup().await;
 }
 
