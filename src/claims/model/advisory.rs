@@ -645,15 +645,28 @@ mod tests {
         caught("no break", model(2, 1, 0, Variant::NoBreak), P_LIVE);
     }
 
-    /// Two faults and two rounds of three sessions (release build).
+    /// Larger scopes: two faults and two stalls (`--ignored`, release
+    /// build for speed).
     #[test]
     #[ignore]
-    fn larger_scope() {
+    fn larger_scopes() {
         passes(
-            "3x2, two faults",
+            "2x2, two faults, two stalls",
+            AdvisoryModel {
+                clients: 2,
+                rounds: 2,
+                faults: 2,
+                crashes: 1,
+                stalls: 2,
+                variant: Variant::Design,
+            },
+            &[S_BROKEN, S_LOST, S_FENCED, S_UNKNOWN, S_DONE],
+        );
+        passes(
+            "3x1, two faults, two stalls",
             AdvisoryModel {
                 clients: 3,
-                rounds: 2,
+                rounds: 1,
                 faults: 2,
                 crashes: 1,
                 stalls: 2,
