@@ -11,7 +11,8 @@
 //!   the one place errors become ErrorResponses.
 //! - [`session`]: one connection's settings and transaction block; session
 //!   statements (SET, SHOW, BEGIN, COMMIT, SAVEPOINT, DISCARD, DEALLOCATE)
-//!   as typed plans in `session::utility`.
+//!   as typed plans in `session::utility`; the advisory locks it holds,
+//!   with PostgreSQL's counts, in `session::advisory`.
 //! - [`txn`]: the transaction context every statement runs in (implicit or
 //!   the explicit block), admitted in one place (25P02), with its lock
 //!   deadline from the session's lock_timeout; the open transaction's log
@@ -25,7 +26,10 @@
 //!   change, folding decided ones, removing storage nothing names);
 //!   `engine::alter` runs ALTER TABLE as changes of a definition;
 //!   `engine::sequence` keeps sequence counters (blocks of values reserved
-//!   by compare-and-set) and prepares a statement's sequence functions.
+//!   by compare-and-set) and prepares a statement's sequence functions;
+//!   `engine::advisory` runs the `pg_advisory_*` functions and fences the
+//!   commits of sessions that hold advisory locks
+//!   (design: docs/advisory_locks.md).
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
@@ -35,8 +39,11 @@
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),
 //!   with its exhaustive model check beside it (`claims::model`, tests only);
 //!   `claims::intents` (transaction ids, what an intent means to whoever
-//!   meets it, heartbeats, age-ordered waits) and `claims::txn_write`
-//!   (writing, undoing and finishing a transaction's intents).
+//!   meets it, heartbeats, age-ordered waits), `claims::txn_write`
+//!   (writing, undoing and finishing a transaction's intents) and
+//!   `claims::advisory` (advisory lock partitions: acquire, release,
+//!   break a gone holder after fencing its transactions, register a
+//!   holder's transaction before its COMMIT).
 //! - [`store`]: the `Store` trait (LWT primitives), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:
 //!   session, CQL text, prepared statements, values, error mapping,

@@ -5,6 +5,7 @@
 //! a savepoint) restores them, and SET LOCAL lasts until the block ends;
 //! the engine undoes the block's writes and DDL (`engine::txn`).
 
+pub mod advisory;
 pub mod settings;
 pub mod utility;
 
@@ -25,6 +26,8 @@ pub struct Session {
     pub txn: Block,
     /// The block's transaction, from its first write until it ends.
     pub open: Option<crate::txn::OpenTxn>,
+    /// The advisory locks the session holds (`engine::advisory`).
+    pub advisory: advisory::AdvisoryLocks,
     /// Session-level values that differ from the built-in defaults, by
     /// lowercase name. Read settings through [`Session::setting`], which
     /// also applies SET LOCAL and the transaction's characteristics.
@@ -58,6 +61,8 @@ struct Undo {
     local: BTreeMap<String, String>,
     /// Where the transaction's log stood when it was set.
     log_mark: LogMark,
+    /// How many transaction-level advisory locks the block had taken.
+    advisory_mark: usize,
 }
 
 impl Session {
@@ -237,6 +242,7 @@ impl Session {
             database: self.database.clone(),
             txn: self.txn,
             open: None,
+            advisory: Default::default(),
             settings: self.settings.clone(),
             local: self.local.clone(),
             reset: BTreeMap::new(),
@@ -257,6 +263,16 @@ impl Session {
             .rev()
             .find(|u| u.savepoint.is_some())
             .map(|u| u.log_mark)
+    }
+
+    /// How many transaction-level advisory locks the block had taken at
+    /// savepoint `name`: ROLLBACK TO releases the ones taken since.
+    pub fn savepoint_advisory_mark(&self, name: &str) -> Option<usize> {
+        self.undo
+            .iter()
+            .rev()
+            .find(|u| u.savepoint.as_deref() == Some(name))
+            .map(|u| u.advisory_mark)
     }
 
     /// The mark of savepoint `name` (the latest of that name).

@@ -36,6 +36,9 @@ pub enum SqlType {
     TimestampTz,
     Json,
     Jsonb,
+    /// A function result that carries no value (`pg_advisory_lock`):
+    /// shown as an empty text, sent as zero bytes. Never a column's type.
+    Void,
 }
 
 /// A value in flight or at rest. `Null` is SQL NULL of any type.
@@ -127,6 +130,7 @@ impl SqlType {
             SqlType::TimestampTz => Type::TIMESTAMPTZ,
             SqlType::Json => Type::JSON,
             SqlType::Jsonb => Type::JSONB,
+            SqlType::Void => Type::VOID,
         }
     }
 
@@ -176,6 +180,7 @@ impl SqlType {
             SqlType::TimestampTz => "timestamp with time zone",
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
+            SqlType::Void => "void",
         }
     }
 
@@ -399,7 +404,9 @@ impl Value {
             SqlType::Float4 => parse_float4(s).map(Value::Float4),
             SqlType::Float8 => parse_float8(s).map(Value::Float8),
             SqlType::Numeric => parse_numeric(s).map(Value::Numeric),
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => Ok(Value::Text(s.to_owned())),
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Void => {
+                Ok(Value::Text(s.to_owned()))
+            }
             SqlType::Bytea => parse_bytea(s).map(Value::Bytea),
             SqlType::Uuid => parse_uuid(s).map(Value::Uuid),
             SqlType::Date => parse_date(s).map(Value::Date),
@@ -430,7 +437,7 @@ impl Value {
             SqlType::Float4 => Value::Float4(get(&Type::FLOAT4, bytes)?),
             SqlType::Float8 => Value::Float8(get(&Type::FLOAT8, bytes)?),
             SqlType::Numeric => Value::Numeric(decode_numeric_binary(bytes)?),
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
+            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Void => {
                 Value::Text(utf8_text(bytes)?.to_owned())
             }
             SqlType::Bytea => Value::Bytea(bytes.to_vec()),
@@ -493,6 +500,10 @@ impl Value {
         use postgres_types::{ToSql, Type};
         if self.is_null() {
             return Ok(false);
+        }
+        if *ty == SqlType::Void {
+            // void_send: no bytes.
+            return Ok(true);
         }
         let cast;
         let v = if self.fits(ty) {

@@ -210,3 +210,34 @@ async fn sequence_costs_match_the_design() {
     assert_eq!(c.cost("INSERT INTO items (v) VALUES ('c')").await, (1, 0));
     assert_eq!(counter_ops(&c) - before, 4);
 }
+
+#[tokio::test]
+async fn advisory_lock_costs_match_the_design() {
+    let mut c = Counter::new();
+    c.cost("CREATE TABLE t (id integer PRIMARY KEY, v text)")
+        .await;
+    c.cost("INSERT INTO t VALUES (1, 'x')").await;
+    // A session that holds no advisory lock writes as before: the fence
+    // costs it nothing.
+    assert_eq!(c.cost("UPDATE t SET v = 'a' WHERE id = 1").await, (1, 1));
+    // Taking a free lock: the partition's read, then one CAS.
+    assert_eq!(c.cost("SELECT pg_advisory_lock(1)").await, (1, 1));
+    // Re-entrant: counted in the session, nothing sent.
+    assert_eq!(c.cost("SELECT pg_advisory_lock(1)").await, (0, 0));
+    assert_eq!(c.cost("SELECT pg_try_advisory_lock(1)").await, (0, 0));
+    assert_eq!(c.cost("SELECT pg_advisory_unlock(1)").await, (0, 0));
+    assert_eq!(c.cost("SELECT pg_advisory_unlock(1)").await, (0, 0));
+    // A write under the lock runs as a transaction (the record is the
+    // fence) and registers it in the lock's partition first: the
+    // statement's and the partition's read, the intent, then a read and a
+    // CAS of the lock partition, then the record.
+    assert_eq!(c.cost("UPDATE t SET v = 'b' WHERE id = 1").await, (3, 3));
+    // (Its intent is folded after the answer; let that happen first.)
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    // Letting go: the partition's read, then one CAS.
+    assert_eq!(c.cost("SELECT pg_advisory_unlock(1)").await, (1, 1));
+    // Not held: nothing sent, false and a WARNING.
+    assert_eq!(c.cost("SELECT pg_advisory_unlock(1)").await, (0, 0));
+    // A transaction-level lock outside a block is taken and let go.
+    assert_eq!(c.cost("SELECT pg_advisory_xact_lock(2)").await, (2, 2));
+}

@@ -12,7 +12,8 @@ use common::TestStore;
 use keyclaim::catalog::{ColumnDef, TableDef};
 use keyclaim::store::memory::MemoryStore;
 use keyclaim::store::{
-    Cas, CatalogRecord, ClaimRecord, Intent, RowRecord, Store, TxnRecord, TxnStatus,
+    Cas, CatalogRecord, ClaimRecord, Intent, LockHolder, LockRecord, RowRecord, Store, TxnRecord,
+    TxnStatus,
 };
 use keyclaim::types::{encode_key, SqlType, Value};
 use uuid::Uuid;
@@ -408,6 +409,67 @@ async fn transactions(store: &dyn Store, t: &TableDef) {
     assert_eq!(store.read_heartbeat(8).await.unwrap(), None);
 }
 
+/// An advisory lock partition: created once, then changed only from the
+/// version its writer saw; a not-applied answer carries the holders.
+async fn advisory_locks(store: &dyn Store) {
+    let key = [1u8, 0, 0, 0, 0, 0, 0, 0, 42];
+    assert_eq!(store.read_lock(&key).await.unwrap(), None);
+    let (a, b) = (Uuid::now_v7(), Uuid::now_v7());
+    let v1 = Uuid::now_v7();
+    let first = LockRecord {
+        version: v1,
+        holders: BTreeMap::from([(
+            a,
+            LockHolder {
+                exclusive: true,
+                shared: false,
+                txns: vec![Uuid::now_v7()],
+            },
+        )]),
+    };
+    assert_eq!(
+        store.insert_lock(&key, first.clone()).await.unwrap(),
+        Cas::Applied
+    );
+    let other = LockRecord {
+        version: Uuid::now_v7(),
+        holders: BTreeMap::new(),
+    };
+    assert_eq!(
+        store.insert_lock(&key, other.clone()).await.unwrap(),
+        Cas::NotApplied(Some(first.clone()))
+    );
+    assert_eq!(store.read_lock(&key).await.unwrap(), Some(first.clone()));
+    let second = LockRecord {
+        version: Uuid::now_v7(),
+        holders: BTreeMap::from([(
+            b,
+            LockHolder {
+                exclusive: false,
+                shared: true,
+                txns: Vec::new(),
+            },
+        )]),
+    };
+    assert_eq!(
+        store
+            .update_lock(&key, Uuid::now_v7(), second.clone())
+            .await
+            .unwrap(),
+        Cas::NotApplied(Some(first))
+    );
+    assert_eq!(
+        store.update_lock(&key, v1, second.clone()).await.unwrap(),
+        Cas::Applied
+    );
+    assert_eq!(store.read_lock(&key).await.unwrap(), Some(second));
+    let absent = [2u8, 0, 0, 0, 1, 0, 0, 0, 2];
+    assert_eq!(
+        store.update_lock(&absent, v1, other).await.unwrap(),
+        Cas::NotApplied(None)
+    );
+}
+
 async fn conformance(store: &dyn Store) {
     composite_key(store).await;
     let t = table();
@@ -416,6 +478,7 @@ async fn conformance(store: &dyn Store) {
     claims(store).await;
     catalog(store).await;
     transactions(store, &t).await;
+    advisory_locks(store).await;
     store.drop_table(&t).await.unwrap();
 }
 

@@ -53,6 +53,8 @@ pub fn proxy_of(id: &TxnId) -> u32 {
 pub struct Peers {
     pub proxy: u32,
     open: DashSet<TxnId>,
+    /// Advisory lock holders (sessions) of this proxy that still exist.
+    holders: DashSet<Uuid>,
     lease: Duration,
 }
 
@@ -61,6 +63,7 @@ impl Peers {
         Peers {
             proxy: rand::random(),
             open: DashSet::new(),
+            holders: DashSet::new(),
             lease,
         }
     }
@@ -76,6 +79,35 @@ impl Peers {
         self.open.remove(id);
     }
 
+    /// A new advisory lock holder (a session), alive until
+    /// [`Peers::holder_gone`]. Its id carries its birth (its age in waits)
+    /// and this proxy's id, as a transaction id does.
+    pub fn new_holder(&self) -> Uuid {
+        let mut bytes = *Uuid::now_v7().as_bytes();
+        bytes[12..16].copy_from_slice(&self.proxy.to_be_bytes());
+        let id = Uuid::from_bytes(bytes);
+        self.holders.insert(id);
+        id
+    }
+
+    pub fn holder_gone(&self, id: &Uuid) {
+        self.holders.remove(id);
+    }
+
+    /// Whether an advisory lock holder may still be alive: ours while its
+    /// session exists; another proxy's while that proxy heartbeats.
+    pub async fn holder_may_be_alive(&self, store: &dyn Store, holder: &Uuid) -> bool {
+        if proxy_of(holder) == self.proxy {
+            return self.holders.contains(holder);
+        }
+        self.proxy_may_be_alive(store, holder).await
+    }
+
+    /// The lease, which liveness is judged by.
+    pub fn lease(&self) -> Duration {
+        self.lease
+    }
+
     /// How often to write the heartbeat: well inside the lease.
     pub fn heartbeat_every(&self) -> Duration {
         (self.lease / 4).max(Duration::from_millis(10))
@@ -84,11 +116,17 @@ impl Peers {
     /// Whether an undecided transaction may still be running: ours while
     /// a session has it open; another proxy's while that proxy heartbeats.
     pub async fn may_be_running(&self, store: &dyn Store, txn: &TxnId) -> bool {
-        let proxy = proxy_of(txn);
-        if proxy == self.proxy {
+        if proxy_of(txn) == self.proxy {
             return self.open.contains(txn);
         }
-        match store.read_heartbeat(proxy).await {
+        self.proxy_may_be_alive(store, txn).await
+    }
+
+    /// Whether the proxy that minted `id` (a transaction or a lock holder)
+    /// has heartbeaten within the lease.
+    async fn proxy_may_be_alive(&self, store: &dyn Store, id: &Uuid) -> bool {
+        let txn = id;
+        match store.read_heartbeat(proxy_of(id)).await {
             Ok(Some(at)) => now_ms().saturating_sub(at) < self.lease.as_millis() as u64,
             Ok(None) => {
                 // A proxy that has not written its first heartbeat yet is

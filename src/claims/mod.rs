@@ -8,6 +8,7 @@
 //! Safety never depends on clocks or the lease; the lease only decides when
 //! an unbacked claim is old enough to take over.
 
+pub mod advisory;
 pub mod intents;
 #[cfg(test)]
 mod model;

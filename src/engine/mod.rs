@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 mod adopt;
+mod advisory;
 mod alter;
 mod ctx;
 mod ddl;
@@ -476,10 +477,19 @@ impl Engine {
         }
         // Bind.
         let params = Arc::new(check_params(prepared, params)?);
+        // A session holding advisory locks writes only under their fence
+        // (engine::advisory): never once it lost one, and always through a
+        // transaction record that whoever breaks its lock can abort.
+        let writes = matches!(prepared.plan.kind(), "insert" | "update" | "delete");
+        let fenced = session.advisory.holds_any();
+        if fenced && (writes || prepared.plan.kind() == "ddl" || prepared.plan.locks_rows()) {
+            self.check_not_lost(session)?;
+        }
         // Inside a block, rows are written as intents of its transaction;
         // so are the rows of a statement that may write many, as a
         // transaction of its own, so that it is seen whole or not at all.
-        let own_transaction = txn.mode == Mode::Implicit && prepared.plan.may_write_many();
+        let own_transaction =
+            txn.mode == Mode::Implicit && (prepared.plan.may_write_many() || (fenced && writes));
         let open = match (txn.mode, prepared.plan.kind()) {
             _ if own_transaction => Some(OpenTxn::new(inner.peers.begin())),
             (Mode::Explicit, "insert" | "update" | "delete" | "ddl") => {
@@ -513,10 +523,15 @@ impl Engine {
         };
         session.sequences = cx.env.sequences.lock().values.clone();
         let _writing = stop.map(Stop::writing);
+        if txn.mode == Mode::Implicit {
+            // The statement's own transaction ends: so do its
+            // transaction-level advisory locks.
+            self.release_xact_locks(session).await;
+        }
         if own_transaction {
             let open = cx.open.clone().expect("a statement's own transaction");
             return match executed {
-                Ok(done) => self.commit_open(open).await.map(|()| done),
+                Ok(done) => self.commit_fenced(session, open).await.map(|()| done),
                 Err(e) => {
                     self.abort(open).await;
                     Err(e)
@@ -579,6 +594,9 @@ impl Engine {
         let columns = Arc::new(prepared.columns.clone());
         let executed = match prepared.plan.as_ref() {
             Plan::Utility(_) => unreachable!("handled above"),
+            Plan::Select(s) if !s.advisory.is_empty() => {
+                self.advisory_select(session, s, cx, columns).await?
+            }
             Plan::Select(s) => {
                 if let Some(args) = &s.set_config {
                     set_config(session, args, &cx.params, &cx.env)?;

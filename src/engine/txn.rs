@@ -77,6 +77,31 @@ impl Engine {
         session: &mut Session,
         utility: &Utility,
     ) -> SqlResult<crate::engine::Executed> {
+        let savepoint_mark = match utility {
+            Utility::RollbackTo(name) => session.savepoint_advisory_mark(name),
+            _ => None,
+        };
+        let done = self.transaction_statement_ends(session, utility).await;
+        if let (Ok(_), Some(mark)) = (&done, savepoint_mark) {
+            self.release_xact_locks_after(session, mark).await;
+        }
+        if !session.in_block() {
+            // The transaction is over: its transaction-level advisory locks
+            // go, as in PostgreSQL.
+            self.release_xact_locks(session).await;
+        }
+        if let (Ok(_), Utility::Discard(sqlparser::ast::DiscardObject::ALL)) = (&done, utility) {
+            // DISCARD ALL includes pg_advisory_unlock_all().
+            self.discard_advisory_locks(session).await;
+        }
+        done
+    }
+
+    async fn transaction_statement_ends(
+        &self,
+        session: &mut Session,
+        utility: &Utility,
+    ) -> SqlResult<crate::engine::Executed> {
         match (utility, session.txn) {
             (Utility::Commit { .. }, Block::InBlock) => {
                 if let Err(e) = self.commit(session).await {
@@ -104,9 +129,33 @@ impl Engine {
     /// Decide the block's transaction committed: one LWT on its record.
     async fn commit(&self, session: &mut Session) -> SqlResult<()> {
         match session.open.take() {
-            Some(open) => self.commit_open(open).await,
+            Some(open) => self.commit_fenced(session, open).await,
             None => Ok(()),
         }
+    }
+
+    /// Commit a transaction of `session`, under the fence of its advisory
+    /// locks when it holds any (`engine::advisory`): refused, and rolled
+    /// back, once one of them was lost.
+    pub(super) async fn commit_fenced(
+        &self,
+        session: &mut Session,
+        open: OpenTxn,
+    ) -> SqlResult<()> {
+        if let Err(e) = self.fence_commit(session, &open).await {
+            self.abort(open).await;
+            return Err(e);
+        }
+        let id = open.id;
+        let committed = self.commit_open(open).await;
+        if let Err(e) = &committed {
+            if e.code == sqlstate::STATEMENT_COMPLETION_UNKNOWN && session.advisory.holds_any() {
+                // It may still commit: settled now, or kept on the fence
+                // list until it is.
+                self.settle_unknown_commit(session, id).await;
+            }
+        }
+        committed
     }
 
     /// Commit a transaction: a block's at COMMIT, or a statement's own when

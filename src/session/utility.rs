@@ -580,6 +580,7 @@ impl Session {
             settings: self.settings.clone(),
             local: std::collections::BTreeMap::new(),
             log_mark: Default::default(),
+            advisory_mark: 0,
         }];
         for (name, value) in modes {
             self.local.insert(name.into(), value);
@@ -674,6 +675,7 @@ impl Session {
             settings: self.settings.clone(),
             local: self.local.clone(),
             log_mark: self.log_mark(),
+            advisory_mark: self.advisory.xact_log.len(),
         });
         Ok(command("SAVEPOINT"))
     }

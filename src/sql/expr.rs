@@ -96,6 +96,92 @@ pub enum Func {
     /// nextval, currval, setval, lastval, pg_get_serial_sequence: answered
     /// by the statement's environment (`engine::sequence` prepares them).
     Seq(SeqFunc),
+    /// The advisory lock functions; the engine runs them (they act on the
+    /// session and the store), as top-level items of a SELECT without FROM.
+    Advisory(AdvisoryFn),
+}
+
+/// One of PostgreSQL's advisory lock functions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdvisoryFn {
+    pub op: AdvisoryOp,
+    pub shared: bool,
+    /// Transaction-level (`_xact_`): ends with the transaction.
+    pub xact: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AdvisoryOp {
+    Lock,
+    TryLock,
+    Unlock,
+    UnlockAll,
+}
+
+impl AdvisoryFn {
+    pub fn parse(name: &str) -> Option<AdvisoryFn> {
+        let (op, rest) = if let Some(r) = name.strip_prefix("pg_try_advisory_") {
+            (AdvisoryOp::TryLock, r)
+        } else if name == "pg_advisory_unlock_all" {
+            return Some(AdvisoryFn {
+                op: AdvisoryOp::UnlockAll,
+                shared: false,
+                xact: false,
+            });
+        } else if let Some(r) = name.strip_prefix("pg_advisory_unlock") {
+            (AdvisoryOp::Unlock, r)
+        } else if let Some(r) = name.strip_prefix("pg_advisory_") {
+            (AdvisoryOp::Lock, r)
+        } else {
+            return None;
+        };
+        let (xact, rest) = match op {
+            AdvisoryOp::Unlock => (false, rest),
+            _ => match rest.strip_prefix("xact_") {
+                Some(r) => (true, r),
+                None => (false, rest),
+            },
+        };
+        let rest = match op {
+            AdvisoryOp::Unlock => rest,
+            _ => rest.strip_prefix("lock")?,
+        };
+        let shared = match rest {
+            "" => false,
+            "_shared" => true,
+            _ => return None,
+        };
+        Some(AdvisoryFn { op, shared, xact })
+    }
+
+    pub fn name(&self) -> String {
+        match self.op {
+            AdvisoryOp::UnlockAll => "pg_advisory_unlock_all".into(),
+            op => format!(
+                "pg_{}advisory_{}{}{}",
+                if op == AdvisoryOp::TryLock {
+                    "try_"
+                } else {
+                    ""
+                },
+                if self.xact { "xact_" } else { "" },
+                if op == AdvisoryOp::Unlock {
+                    "unlock"
+                } else {
+                    "lock"
+                },
+                if self.shared { "_shared" } else { "" }
+            ),
+        }
+    }
+
+    /// void for the waiting lock and unlock_all, boolean for the others.
+    pub fn result_type(&self) -> SqlType {
+        match self.op {
+            AdvisoryOp::Lock | AdvisoryOp::UnlockAll => SqlType::Void,
+            AdvisoryOp::TryLock | AdvisoryOp::Unlock => SqlType::Bool,
+        }
+    }
 }
 
 /// The sequence functions. Those that read or change a counter, or look up
@@ -434,6 +520,7 @@ impl Compiler<'_> {
                 Func::Seq(SeqFunc::SerialSequence) => Some(SqlType::Text),
                 Func::Seq(_) => Some(SqlType::Int8),
                 Func::Coalesce | Func::Abs => args.iter().find_map(|a| self.type_of(a)),
+                Func::Advisory(a) => Some(a.result_type()),
                 _ => Some(SqlType::Text),
             },
             Expr::Case {
@@ -496,6 +583,10 @@ impl Compiler<'_> {
             "setval" => Func::Seq(SeqFunc::SetVal),
             "lastval" => Func::Seq(SeqFunc::LastVal),
             "pg_get_serial_sequence" => Func::Seq(SeqFunc::SerialSequence),
+            n if AdvisoryFn::parse(n).is_some() => {
+                let a = AdvisoryFn::parse(n).expect("parsed");
+                return self.advisory(a, f, &args);
+            }
             "count" | "min" | "max" | "sum" | "avg" => {
                 return Err(SqlError::new(
                     sqlstate::GROUPING_ERROR,
@@ -554,6 +645,65 @@ impl Compiler<'_> {
             compiled = typed;
         }
         Ok(Expr::Func(func, compiled))
+    }
+
+    /// An advisory lock function's arguments, resolved as PostgreSQL's
+    /// overloads resolve them: one bigint, or two integers (none for
+    /// unlock_all); anything else is 42883 naming the argument types.
+    fn advisory(
+        &mut self,
+        a: AdvisoryFn,
+        f: &ast::Function,
+        args: &[&ast::Expr],
+    ) -> SqlResult<Expr> {
+        let mut compiled = Vec::with_capacity(args.len());
+        for e in args {
+            compiled.push(self.compile(e)?);
+        }
+        let types: Vec<Option<SqlType>> = compiled.iter().map(|e| self.type_of(e)).collect();
+        let int = |t: &Option<SqlType>, wide: bool| match t {
+            None => true,
+            Some(SqlType::Int2 | SqlType::Int4) => true,
+            Some(SqlType::Int8) => wide,
+            _ => false,
+        };
+        let target = match (a.op, types.as_slice()) {
+            (AdvisoryOp::UnlockAll, []) => None,
+            (AdvisoryOp::UnlockAll, _) => Some(None),
+            (_, [t]) if int(t, true) => Some(Some(SqlType::Int8)),
+            (_, [t, u]) if int(t, false) && int(u, false) => Some(Some(SqlType::Int4)),
+            _ => Some(None),
+        };
+        let ty = match target {
+            None => None,
+            Some(Some(ty)) => Some(ty),
+            Some(None) => {
+                let names: Vec<&str> = types
+                    .iter()
+                    .map(|t| t.as_ref().map_or("unknown", |t| t.pg_name()))
+                    .collect();
+                let loc = f
+                    .name
+                    .0
+                    .first()
+                    .and_then(|p| p.as_ident())
+                    .map(|i| i.span.start);
+                let e = SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!("function {}({}) does not exist", a.name(), names.join(", ")),
+                )
+                .with_hint("No function matches the given name and argument types. You might need to add explicit type casts.");
+                return Err(match loc {
+                    Some(l) => e.at(l),
+                    None => e,
+                });
+            }
+        };
+        let mut typed = Vec::with_capacity(compiled.len());
+        for e in compiled {
+            typed.push(self.coerce(e, ty.as_ref())?);
+        }
+        Ok(Expr::Func(Func::Advisory(a), typed))
     }
 }
 
@@ -1220,6 +1370,15 @@ fn func(f: Func, args: &[Expr], cx: &EvalCtx<'_>) -> SqlResult<Value> {
         // handles them before evaluation reaches here.
         Func::SetConfig | Func::PgSleep => {
             vals.get(1).cloned().unwrap_or(Value::Text(String::new()))
+        }
+        Func::Advisory(a) => {
+            return Err(SqlError::unsupported(
+                format!(
+                    "{}() is supported only as an item of a SELECT without FROM",
+                    a.name()
+                ),
+                format!("call it on its own: SELECT {}(...)", a.name()),
+            ))
         }
     })
 }

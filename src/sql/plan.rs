@@ -104,6 +104,9 @@ pub struct SelectPlan {
     pub set_config: Option<(Expr, Expr, Expr)>,
     /// `FOR UPDATE` and the like: lock the rows it returns.
     pub lock: Option<RowLock>,
+    /// Items that are advisory lock calls (`SELECT pg_advisory_lock(1)`),
+    /// by position; the engine runs them in order (no FROM then).
+    pub advisory: Vec<usize>,
 }
 
 /// The row lock a SELECT takes on the rows it returns: its clauses
@@ -450,6 +453,7 @@ impl Planner<'_> {
         let mut columns = Vec::new();
         let mut sleep = None;
         let mut set_config = None;
+        let mut advisory = Vec::new();
         for item in &select.projection {
             match item {
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
@@ -473,6 +477,15 @@ impl Planner<'_> {
                         continue;
                     }
                     let compiled = c.compile(e)?;
+                    if let Expr::Func(Func::Advisory(a), _) = &compiled {
+                        if tdef.is_some() {
+                            return Err(SqlError::unsupported(
+                                format!("{}() with FROM is not supported", a.name()),
+                                format!("call it in a SELECT of its own: SELECT {}(...)", a.name()),
+                            ));
+                        }
+                        advisory.push(exprs.len());
+                    }
                     if let Expr::Func(Func::PgSleep, args) = &compiled {
                         sleep = args.first().cloned();
                     }
@@ -599,6 +612,7 @@ impl Planner<'_> {
                 sleep,
                 set_config,
                 lock,
+                advisory,
             }),
             columns,
         })
@@ -1123,6 +1137,7 @@ fn cast_type_name(dt: &ast::DataType) -> String {
             SqlType::TimestampTz => "timestamptz",
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
+            SqlType::Void => "void",
         }
         .into(),
         Err(_) => "?column?".into(),

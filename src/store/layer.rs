@@ -13,8 +13,8 @@ use futures::future::BoxFuture;
 use uuid::Uuid;
 
 use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreResult, TxnId,
-    TxnRecord,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, LockRecord, RowRecord, ScanPage, Store,
+    StoreResult, TxnId, TxnRecord,
 };
 use crate::catalog::TableDef;
 
@@ -256,6 +256,32 @@ impl<L: Layer> Store for Layered<L> {
         let read = self.inner.read_heartbeat(proxy);
         self.layer
             .read("read_heartbeat", "heartbeats", &key, read)
+            .await
+    }
+
+    async fn read_lock(&self, key: &[u8]) -> StoreResult<Option<LockRecord>> {
+        let read = self.inner.read_lock(key);
+        self.layer
+            .read("read_lock", "advisory_locks", key, read)
+            .await
+    }
+
+    async fn insert_lock(&self, key: &[u8], rec: LockRecord) -> StoreResult<Cas<LockRecord>> {
+        let write = self.inner.insert_lock(key, rec);
+        self.layer
+            .lwt("insert_lock", "advisory_locks", key, write)
+            .await
+    }
+
+    async fn update_lock(
+        &self,
+        key: &[u8],
+        expected: Uuid,
+        rec: LockRecord,
+    ) -> StoreResult<Cas<LockRecord>> {
+        let write = self.inner.update_lock(key, expected, rec);
+        self.layer
+            .lwt("update_lock", "advisory_locks", key, write)
             .await
     }
 }

@@ -18,8 +18,8 @@ use uuid::Uuid;
 use crate::catalog::TableDef;
 
 use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, RowRecord, ScanPage, Store, StoreError,
-    StoreResult, TxnId, TxnRecord,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, LockRecord, RowRecord, ScanPage, Store,
+    StoreError, StoreResult, TxnId, TxnRecord,
 };
 
 type RowMap = BTreeMap<Vec<u8>, RowRecord>;
@@ -42,6 +42,7 @@ pub struct MemoryStore {
     catalog: Mutex<BTreeMap<String, CatalogRecord>>,
     txn_records: DashMap<TxnId, TxnRecord>,
     heartbeats: DashMap<u32, u64>,
+    locks: DashMap<Vec<u8>, LockRecord>,
     pub counts: OpCounts,
 }
 
@@ -320,5 +321,38 @@ impl Store for MemoryStore {
 
     async fn read_heartbeat(&self, proxy: u32) -> StoreResult<Option<u64>> {
         Ok(self.heartbeats.get(&proxy).map(|h| *h))
+    }
+
+    async fn read_lock(&self, key: &[u8]) -> StoreResult<Option<LockRecord>> {
+        self.read();
+        Ok(self.locks.get(key).map(|r| r.clone()))
+    }
+
+    async fn insert_lock(&self, key: &[u8], rec: LockRecord) -> StoreResult<Cas<LockRecord>> {
+        self.lwt();
+        match self.locks.entry(key.to_vec()) {
+            dashmap::Entry::Occupied(cur) => Ok(Cas::NotApplied(Some(cur.get().clone()))),
+            dashmap::Entry::Vacant(slot) => {
+                slot.insert(rec);
+                Ok(Cas::Applied)
+            }
+        }
+    }
+
+    async fn update_lock(
+        &self,
+        key: &[u8],
+        expected: Uuid,
+        rec: LockRecord,
+    ) -> StoreResult<Cas<LockRecord>> {
+        self.lwt();
+        match self.locks.get_mut(key) {
+            Some(mut cur) if cur.version == expected => {
+                *cur = rec;
+                Ok(Cas::Applied)
+            }
+            Some(cur) => Ok(Cas::NotApplied(Some(cur.clone()))),
+            None => Ok(Cas::NotApplied(None)),
+        }
     }
 }

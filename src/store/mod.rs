@@ -16,6 +16,8 @@
 //!   ([`TxnRecord`]); absent while undecided (docs/transactions.md).
 //! - heartbeats: one per proxy process, the time it last said it was alive
 //!   (plain writes: they decide only when to stop waiting, never safety).
+//! - advisory locks: one per lock key, holding [`LockRecord`]: who holds
+//!   the lock and in which mode (docs/advisory_locks.md).
 
 pub mod cassandra;
 pub mod counting;
@@ -113,6 +115,28 @@ pub struct ClaimRecord {
 pub struct CatalogRecord {
     pub version: Uuid,
     pub definition: String,
+}
+
+/// One advisory lock partition: its holders, changed only by CAS on
+/// `version` (a fresh UUID per write). A lock nobody holds keeps its
+/// partition with no holders.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct LockRecord {
+    pub version: Uuid,
+    /// Keyed by holder id (one per session: `claims::advisory::new_holder`).
+    pub holders: BTreeMap<Uuid, LockHolder>,
+}
+
+/// What one session holds of one advisory lock.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+pub struct LockHolder {
+    pub exclusive: bool,
+    pub shared: bool,
+    /// The fence: transactions of the holder that may still commit while
+    /// it holds the lock. Whoever removes a holder it judged gone decides
+    /// each of these aborted first (docs/advisory_locks.md).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub txns: Vec<TxnId>,
 }
 
 /// What a compare-and-set returned.
@@ -268,4 +292,20 @@ pub trait Store: Send + Sync + 'static {
     async fn write_heartbeat(&self, proxy: u32, at_ms: u64) -> StoreResult<()>;
     /// The proxy's last heartbeat, if it ever wrote one.
     async fn read_heartbeat(&self, proxy: u32) -> StoreResult<Option<u64>>;
+
+    // Advisory locks -------------------------------------------------------
+    //
+    // `key` is `claims::advisory::LockKey::bytes`.
+
+    /// SERIAL read of an advisory lock partition.
+    async fn read_lock(&self, key: &[u8]) -> StoreResult<Option<LockRecord>>;
+    /// `INSERT ... IF NOT EXISTS`.
+    async fn insert_lock(&self, key: &[u8], rec: LockRecord) -> StoreResult<Cas<LockRecord>>;
+    /// `UPDATE ... IF version = expected`.
+    async fn update_lock(
+        &self,
+        key: &[u8],
+        expected: Uuid,
+        rec: LockRecord,
+    ) -> StoreResult<Cas<LockRecord>>;
 }

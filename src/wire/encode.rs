@@ -29,6 +29,7 @@ fn type_size(ty: &SqlType) -> i16 {
         | SqlType::Bytea
         | SqlType::Json
         | SqlType::Jsonb => -1,
+        SqlType::Void => 4,
     }
 }
 

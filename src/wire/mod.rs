@@ -148,15 +148,24 @@ pub(crate) struct Connection {
 }
 
 /// A connection that ends inside a block rolls its transaction back, as
-/// PostgreSQL does; its intents then vanish for everyone at once.
+/// PostgreSQL does; its intents then vanish for everyone at once. Its
+/// advisory locks go too (session and transaction level alike).
 impl Drop for Connection {
     fn drop(&mut self) {
-        let Some(open) = self.session.get_mut().open.take() else {
+        let session = self.session.get_mut();
+        let open = session.open.take();
+        let locks = std::mem::take(&mut session.advisory);
+        if open.is_none() && locks.holder.is_none() {
             return;
-        };
+        }
         let engine = self.shared.engine.clone();
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { engine.abort(open).await });
+            runtime.spawn(async move {
+                if let Some(open) = open {
+                    engine.abort(open).await;
+                }
+                engine.end_session(locks).await;
+            });
         }
     }
 }

@@ -77,6 +77,7 @@
 //! `cargo test --release --lib claims::model -- --ignored --nocapture`
 //! (larger scopes); `MODEL_TRACE=1` prints shortest counterexamples.
 
+mod advisory;
 #[cfg(test)]
 mod found;
 #[cfg(test)]

@@ -10,6 +10,7 @@
 //! - `catalog`: a partition per table name.
 //! - `txn_records`: a partition per transaction, once decided.
 //! - `heartbeats`: a partition per proxy process.
+//! - `advisory_locks`: a partition per advisory lock key (holders as JSON).
 //!
 //! Bind markers are always positional; the order of each statement's
 //! markers is documented where the statement is built and followed by
@@ -27,6 +28,7 @@ pub const CLAIMS_TABLE: &str = "claims";
 pub const CATALOG_TABLE: &str = "catalog";
 pub const TXN_RECORDS_TABLE: &str = "txn_records";
 pub const HEARTBEATS_TABLE: &str = "heartbeats";
+pub const LOCKS_TABLE: &str = "advisory_locks";
 
 /// A quoted CQL identifier: case and any character kept, as PostgreSQL
 /// column names are.
@@ -47,7 +49,7 @@ pub fn cql_type(ty: &SqlType) -> &'static str {
         SqlType::Float8 => "double",
         SqlType::Numeric => "decimal",
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => "text",
-        SqlType::Json | SqlType::Jsonb => "text",
+        SqlType::Json | SqlType::Jsonb | SqlType::Void => "text",
         SqlType::Bytea => "blob",
         SqlType::Uuid => "uuid",
         SqlType::Date => "date",
@@ -179,6 +181,12 @@ pub fn create_txn_records_table(keyspace: &str) -> String {
 pub fn create_heartbeats_table(keyspace: &str) -> String {
     format!(
         "CREATE TABLE IF NOT EXISTS {keyspace}.{HEARTBEATS_TABLE} (proxy bigint PRIMARY KEY, at bigint)"
+    )
+}
+
+pub fn create_locks_table(keyspace: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{LOCKS_TABLE} (key blob PRIMARY KEY, version uuid, holders text)"
     )
 }
 
@@ -360,6 +368,12 @@ pub struct FixedCql {
     pub heartbeat_write: String,
     /// Binds: proxy.
     pub heartbeat_read: String,
+    /// Binds: key.
+    pub lock_read: String,
+    /// Binds: key, version, holders.
+    pub lock_insert: String,
+    /// Binds: version, holders, key, expected version.
+    pub lock_update: String,
 }
 
 pub fn fixed_cql(keyspace: &str) -> FixedCql {
@@ -397,6 +411,13 @@ pub fn fixed_cql(keyspace: &str) -> FixedCql {
         txn_read: format!("SELECT status FROM {keyspace}.{TXN_RECORDS_TABLE} WHERE txn = ?"),
         heartbeat_write: format!("UPDATE {keyspace}.{HEARTBEATS_TABLE} SET at = ? WHERE proxy = ?"),
         heartbeat_read: format!("SELECT at FROM {keyspace}.{HEARTBEATS_TABLE} WHERE proxy = ?"),
+        lock_read: format!("SELECT version, holders FROM {keyspace}.{LOCKS_TABLE} WHERE key = ?"),
+        lock_insert: format!(
+            "INSERT INTO {keyspace}.{LOCKS_TABLE} (key, version, holders) VALUES (?, ?, ?) IF NOT EXISTS"
+        ),
+        lock_update: format!(
+            "UPDATE {keyspace}.{LOCKS_TABLE} SET version = ?, holders = ? WHERE key = ? IF version = ?"
+        ),
     }
 }
 
@@ -531,6 +552,27 @@ mod tests {
         assert_eq!(
             cql.catalog_delete,
             "DELETE FROM ks.catalog WHERE name = ? IF version = ?"
+        );
+    }
+
+    #[test]
+    fn advisory_lock_statements() {
+        let cql = fixed_cql("ks");
+        assert_eq!(
+            cql.lock_read,
+            "SELECT version, holders FROM ks.advisory_locks WHERE key = ?"
+        );
+        assert_eq!(
+            cql.lock_insert,
+            "INSERT INTO ks.advisory_locks (key, version, holders) VALUES (?, ?, ?) IF NOT EXISTS"
+        );
+        assert_eq!(
+            cql.lock_update,
+            "UPDATE ks.advisory_locks SET version = ?, holders = ? WHERE key = ? IF version = ?"
+        );
+        assert_eq!(
+            create_locks_table("ks"),
+            "CREATE TABLE IF NOT EXISTS ks.advisory_locks (key blob PRIMARY KEY, version uuid, holders text)"
         );
     }
 

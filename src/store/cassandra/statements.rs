@@ -44,6 +44,9 @@ pub struct FixedStatements {
     pub txn_read: PreparedStatement,
     pub heartbeat_write: PreparedStatement,
     pub heartbeat_read: PreparedStatement,
+    pub lock_read: PreparedStatement,
+    pub lock_insert: PreparedStatement,
+    pub lock_update: PreparedStatement,
 }
 
 pub struct Statements {
@@ -93,6 +96,9 @@ impl Statements {
             txn_read,
             heartbeat_write,
             heartbeat_read,
+            lock_read,
+            lock_insert,
+            lock_update,
         } = cql::fixed_cql(keyspace);
         let s = session.as_ref();
         let fixed = FixedStatements {
@@ -111,6 +117,9 @@ impl Statements {
             txn_read: prepare(s, txn_read, Some(serial)).await?,
             heartbeat_write: prepare(s, heartbeat_write, None).await?,
             heartbeat_read: prepare(s, heartbeat_read, None).await?,
+            lock_read: prepare(s, lock_read, Some(serial)).await?,
+            lock_insert: prepare(s, lock_insert, None).await?,
+            lock_update: prepare(s, lock_update, None).await?,
         };
         Ok(Statements {
             session,
