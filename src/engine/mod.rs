@@ -12,6 +12,7 @@ mod ctx;
 mod ddl;
 mod env;
 mod lock;
+pub(crate) mod query;
 mod read;
 mod select;
 mod txn;
@@ -161,6 +162,8 @@ struct Inner {
     scan_page: usize,
     /// This proxy's id and open transactions, and how others' are judged.
     peers: Peers,
+    /// DataFusion, for the reads the fast path does not answer.
+    query: query::QueryEngine,
 }
 
 /// Tables resolved before planning, so the planner itself never waits.
@@ -191,6 +194,7 @@ impl Engine {
                 stats: ClaimStats::default(),
                 scan_page: config.scan_page.max(1),
                 peers: Peers::new(config.lease),
+                query: query::QueryEngine::new(),
             }),
         };
         engine.keep_heartbeat();
@@ -295,7 +299,7 @@ impl Engine {
     ) -> SqlResult<Prepared> {
         let kind = statement_kind(&stmt);
         let started = Instant::now();
-        self.plan(stmt, hints, own).await.map_err(|e| {
+        self.plan(stmt, hints, own, source).await.map_err(|e| {
             // Refused while planned (an unknown table, a catalog the store
             // did not answer for): a statement all the same, so the metrics
             // show the failures a store outage causes.
@@ -309,8 +313,16 @@ impl Engine {
         stmt: Statement,
         hints: &[Option<SqlType>],
         own: Option<TxnId>,
+        source: &str,
     ) -> SqlResult<Prepared> {
         let sql = stmt.to_string();
+        if let Statement::Query(q) = &stmt {
+            if query::routes(q) {
+                // Boxed: DataFusion's planning futures are large, and a
+                // statement's future lives on a runtime worker's stack.
+                return Box::pin(self.plan_query(&stmt, sql, hints, own, source)).await;
+            }
+        }
         if let Some(utility) = Utility::plan(&stmt) {
             let utility = utility?;
             return Ok(Prepared {
@@ -340,6 +352,47 @@ impl Engine {
             param_types: planner.params.resolved(),
             columns: planned.columns,
             plan: Arc::new(planned.plan),
+        })
+    }
+
+    /// Plan a query for the query engine: its tables as transaction `own`
+    /// sees them, resolved first so that planning never waits.
+    async fn plan_query(
+        &self,
+        stmt: &Statement,
+        sql: String,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+        source: &str,
+    ) -> SqlResult<Prepared> {
+        use sqlparser::ast::Spanned;
+        let start = stmt.span().start;
+        let src = query::Source {
+            text: source,
+            start: offset_of(source, start.line, start.column),
+        };
+        let parsed = self.inner.query.parse(&sql)?;
+        let mut defs = Vec::with_capacity(parsed.tables.len());
+        for name in &parsed.tables {
+            let def =
+                self.inner
+                    .catalog
+                    .table(name, own)
+                    .await
+                    .map_err(|e| match src.find(name) {
+                        Some(p) if e.code == crate::error::sqlstate::UNDEFINED_TABLE => {
+                            e.with_position(p)
+                        }
+                        _ => e,
+                    })?;
+            defs.push(def);
+        }
+        let (plan, columns, param_types) = self.inner.query.plan(parsed, defs, hints, &src).await?;
+        Ok(Prepared {
+            sql,
+            param_types,
+            columns,
+            plan: Arc::new(Plan::Query(plan)),
         })
     }
 
@@ -441,7 +494,12 @@ impl Engine {
             let hints: Vec<Option<SqlType>> =
                 prepared.param_types.iter().cloned().map(Some).collect();
             fresh = self
-                .plan(crate::sql::parse(&prepared.sql)?.remove(0), &hints, own)
+                .plan(
+                    crate::sql::parse(&prepared.sql)?.remove(0),
+                    &hints,
+                    own,
+                    &prepared.sql,
+                )
                 .await?;
             &fresh
         } else {
@@ -525,6 +583,10 @@ impl Engine {
                 }
                 Executed::new(select::run(cx, s, columns).await?)
             }
+            Plan::Query(q) => {
+                let run = self.inner.query.run(cx, q, columns, &prepared.param_types);
+                Executed::new(Box::pin(run).await?)
+            }
             Plan::Insert(p) => {
                 let w = cx.insert(p).await?;
                 written("INSERT 0", w, columns, p.returning.is_some())
@@ -560,6 +622,20 @@ impl Engine {
         }
         Ok(false)
     }
+}
+
+/// The character offset of a 1-based line and column in `text` (0 when
+/// unknown).
+fn offset_of(text: &str, line: u64, column: u64) -> usize {
+    if line == 0 {
+        return 0;
+    }
+    let before: usize = text
+        .split('\n')
+        .take((line as usize).saturating_sub(1))
+        .map(|l| l.chars().count() + 1)
+        .sum();
+    before + (column as usize).saturating_sub(1)
 }
 
 /// Bound parameters must match the statement: count, and each one's type.
