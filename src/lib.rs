@@ -22,7 +22,12 @@
 //!   run, each stage given one statement context (`engine::ctx`);
 //!   `engine::txn` mints, commits, aborts and trims transactions;
 //!   `engine::ddl` changes the catalog (waiting for another block's pending
-//!   change, folding decided ones, removing storage nothing names).
+//!   change, folding decided ones, removing storage nothing names);
+//!   `engine::query` is the query engine (Apache DataFusion) for the reads
+//!   the fast path does not answer (joins, aggregates, subqueries, CTEs, set
+//!   operations, windows): syntax rules that make its answers PostgreSQL's,
+//!   table providers that read through the statement's `ReadView` and turn
+//!   key filters into point reads, Arrow type mapping, error mapping.
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).

@@ -2,7 +2,7 @@ CREATE TABLE author (id integer PRIMARY KEY, name text NOT NULL, country text);
 CREATE TABLE book (id integer PRIMARY KEY, title text NOT NULL, author_id integer, year integer, pages integer, price numeric);
 CREATE TABLE review (id integer PRIMARY KEY, book_id integer NOT NULL, stars smallint, reviewer text);
 INSERT INTO author VALUES (1, 'Le Guin', 'US'), (2, 'Lem', 'PL'), (3, 'Tokarczuk', 'PL'), (4, 'Borges', NULL);
-INSERT INTO book VALUES (10, 'The Dispossessed', 1, 1974, 387, 12.5), (11, 'A Wizard of Earthsea', 1, 1968, 183, 9.25), (12, 'Solaris', 2, 1961, 204, 11), (13, 'The Cyberiad', 2, 1965, 295, NULL), (14, 'Flights', 3, 2007, 403, 15.75), (15, 'Anonymous', NULL, 2001, NULL, 3);
+INSERT INTO book VALUES (10, 'The Dispossessed', 1, 1974, 387, 12.5), (11, 'A Wizard of Earthsea', 1, 1968, 183, 9.3), (12, 'Solaris', 2, 1961, 204, 11), (13, 'The Cyberiad', 2, 1965, 295, NULL), (14, 'Flights', 3, 2007, 403, 15.75), (15, 'Anonymous', NULL, 2001, NULL, 3);
 INSERT INTO review VALUES (100, 10, 5, 'ann'), (101, 10, 4, 'bob'), (102, 12, 5, 'ann'), (103, 14, 3, NULL), (104, 14, 4, 'cid'), (105, 13, 2, 'bob');
 -- joins
 SELECT b.title, a.name FROM book b JOIN author a ON b.author_id = a.id ORDER BY b.id;
@@ -25,6 +25,7 @@ SELECT sum(stars), min(stars), max(stars) FROM review;
 SELECT sum(pages) / count(pages) AS mean, count(DISTINCT author_id) FROM book;
 SELECT book_id, count(*) FILTER (WHERE stars >= 4) AS good FROM review GROUP BY book_id ORDER BY book_id;
 SELECT max(price), min(price), sum(price) FROM book;
+SELECT author_id, avg(pages), avg(year) FILTER (WHERE year > 1965) FROM book GROUP BY author_id ORDER BY 1;
 SELECT string_agg(name, ', ' ORDER BY name) FROM author;
 SELECT bool_and(stars > 1), bool_or(stars = 5) FROM review;
 -- DISTINCT
@@ -36,7 +37,7 @@ SELECT title FROM book WHERE author_id IN (SELECT id FROM author WHERE country =
 SELECT title FROM book WHERE author_id NOT IN (SELECT id FROM author WHERE country = 'PL') ORDER BY title;
 SELECT name FROM author a WHERE EXISTS (SELECT 1 FROM book b WHERE b.author_id = a.id AND b.year > 2000) ORDER BY name;
 SELECT name FROM author a WHERE NOT EXISTS (SELECT 1 FROM book b WHERE b.author_id = a.id) ORDER BY name;
-SELECT title, (SELECT name FROM author a WHERE a.id = b.author_id) AS author FROM book b ORDER BY id;
+SELECT title, (SELECT max(name) FROM author a WHERE a.id = b.author_id) AS author FROM book b ORDER BY id;
 SELECT title FROM book WHERE pages > (SELECT avg(pages) FROM book) ORDER BY title;
 SELECT (SELECT max(year) FROM book);
 SELECT b.title, (SELECT count(*) FROM review r WHERE r.book_id = b.id) AS reviews FROM book b ORDER BY b.id;

@@ -312,8 +312,8 @@ mod tests {
             text: "SELECT 'ab', xab, ab FROM t",
             start: 0,
         };
-        assert_eq!(s.find("ab"), Some(18));
-        assert_eq!(s.find("AB"), Some(18));
+        assert_eq!(s.find("ab"), Some(19));
+        assert_eq!(s.find("AB"), Some(19));
         assert_eq!(s.find("zz"), None);
     }
 

@@ -15,6 +15,7 @@
 //! the statement's `ReadView`, so a query inside a transaction block sees
 //! the block's own writes and no one else's uncommitted ones.
 
+mod aggregates;
 mod errors;
 mod provider;
 mod rules;
@@ -31,6 +32,7 @@ use datafusion::catalog::{
 use datafusion::common::config::Dialect;
 use datafusion::common::ScalarValue;
 use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
+use datafusion::execution::FunctionRegistry;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::physical_plan::execute_stream;
 use datafusion::prelude::SessionConfig;
@@ -38,7 +40,10 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast as df_ast;
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
+use std::panic::AssertUnwindSafe;
+
 use futures::stream::{self, StreamExt};
+use futures::FutureExt;
 use sqlparser::ast;
 
 use super::ctx::StmtCtx;
@@ -157,10 +162,14 @@ impl QueryEngine {
         // PostgreSQL sorts NULL above every value: last ascending.
         options.sql_parser.default_null_ordering = "nulls_max".into();
         options.execution.time_zone = Some("+00:00".into());
-        let state = SessionStateBuilder::new()
+        let mut state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
             .build();
+        for udaf in aggregates::postgres_aggregates() {
+            // Replaces DataFusion's own of the same name.
+            let _ = state.register_udaf(udaf);
+        }
         QueryEngine { state }
     }
 
@@ -221,9 +230,11 @@ impl QueryEngine {
         let state = SessionStateBuilder::new_from_existing(self.state.clone())
             .with_catalog_list(catalogs)
             .build();
-        let logical = state
-            .statement_to_plan(DfStatement::Statement(Box::new(parsed.stmt)))
+        let planning = state.statement_to_plan(DfStatement::Statement(Box::new(parsed.stmt)));
+        let logical = AssertUnwindSafe(planning)
+            .catch_unwind()
             .await
+            .map_err(|_| panicked())?
             .map_err(|e| errors::to_sql_error(e, Some(src)))?;
         let columns = logical
             .schema()
@@ -297,9 +308,10 @@ impl QueryEngine {
                 .with_param_values(values)
                 .map_err(df_error)?
         };
-        let physical = state
-            .create_physical_plan(&logical)
+        let physical = AssertUnwindSafe(state.create_physical_plan(&logical))
+            .catch_unwind()
             .await
+            .map_err(|_| panicked())?
             .map_err(df_error)?;
         let batches = execute_stream(physical, state.task_ctx()).map_err(df_error)?;
         let types: Arc<Vec<SqlType>> = Arc::new(columns.iter().map(|c| c.ty.clone()).collect());
@@ -325,12 +337,22 @@ impl QueryEngine {
                 stream::iter(rows)
             })
             .flatten();
+        // A panic ends the stream with this statement's error.
+        let rows = AssertUnwindSafe(rows)
+            .catch_unwind()
+            .map(|r| r.unwrap_or_else(|_| Err(panicked())));
         Ok(Outcome::Rows {
             columns,
             rows: rows.boxed(),
             tag: "SELECT".into(),
         })
     }
+}
+
+/// What a panic inside DataFusion becomes: an error for this statement,
+/// never a dropped connection.
+fn panicked() -> SqlError {
+    SqlError::internal("the query engine failed on this query")
 }
 
 /// Bound parameters as DataFusion's scalars of the types it planned them as.

@@ -307,15 +307,16 @@ fn stamp(t: DateTime<Utc>, zoned: bool) -> Value {
 }
 
 /// A decimal out of the engine. One at the engine's own scale is a stored
-/// numeric or a sum of them: PostgreSQL would print it at its input's
-/// scale, which Arrow does not keep, so it prints without trailing zeros.
+/// numeric (or the sum, min or max of some): PostgreSQL would print it at
+/// its input's scale, which Arrow does not keep, so it prints without
+/// trailing zeros. Any other scale is the literal's or the computation's.
 fn numeric(mantissa: i128, scale: i8) -> SqlResult<Decimal> {
     if !(0..=28).contains(&scale) {
         return Err(out_of_range());
     }
     let d =
         Decimal::try_from_i128_with_scale(mantissa, scale as u32).map_err(|_| out_of_range())?;
-    Ok(if scale >= NUMERIC_SCALE {
+    Ok(if scale == NUMERIC_SCALE {
         d.normalize()
     } else {
         d
