@@ -22,6 +22,7 @@ mod rules;
 mod types;
 
 use std::ops::ControlFlow;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::DataType;
@@ -40,8 +41,6 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast as df_ast;
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
-use std::panic::AssertUnwindSafe;
-
 use futures::stream::{self, StreamExt};
 use futures::FutureExt;
 use sqlparser::ast;
