@@ -29,7 +29,12 @@
 //!   by compare-and-set) and prepares a statement's sequence functions;
 //!   `engine::advisory` runs the `pg_advisory_*` functions and fences the
 //!   commits of sessions that hold advisory locks
-//!   (design: docs/advisory_locks.md).
+//!   (design: docs/advisory_locks.md);
+//!   `engine::query` is the query engine (Apache DataFusion) for the reads
+//!   the fast path does not answer (joins, aggregates, subqueries, CTEs, set
+//!   operations, windows): syntax rules that make its answers PostgreSQL's,
+//!   table providers that read through the statement's `ReadView` and turn
+//!   key filters into point reads, Arrow type mapping, error mapping.
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).

@@ -141,7 +141,7 @@ async fn errors_carry_postgres_sqlstates() {
             SqlState::FEATURE_NOT_SUPPORTED,
         ),
         (
-            "SELECT * FROM users u JOIN users v ON u.id = v.id",
+            "INSERT INTO users SELECT * FROM users",
             SqlState::FEATURE_NOT_SUPPORTED,
         ),
     ];

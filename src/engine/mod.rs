@@ -14,6 +14,7 @@ mod ctx;
 mod ddl;
 mod env;
 mod lock;
+pub(crate) mod query;
 mod read;
 mod select;
 pub mod sequence;
@@ -166,6 +167,8 @@ struct Inner {
     peers: Peers,
     /// This proxy's blocks of sequence values.
     sequences: sequence::Sequences,
+    /// DataFusion, for the reads the fast path does not answer.
+    query: query::QueryEngine,
 }
 
 /// Tables resolved before planning, so the planner itself never waits.
@@ -197,6 +200,7 @@ impl Engine {
                 stats: ClaimStats::default(),
                 scan_page: config.scan_page.max(1),
                 peers: Peers::new(config.lease),
+                query: query::QueryEngine::new(),
             }),
         };
         engine.keep_heartbeat();
@@ -301,7 +305,7 @@ impl Engine {
     ) -> SqlResult<Prepared> {
         let kind = statement_kind(&stmt);
         let started = Instant::now();
-        self.plan(stmt, hints, own).await.map_err(|e| {
+        self.plan(stmt, hints, own, source).await.map_err(|e| {
             // Refused while planned (an unknown table, a catalog the store
             // did not answer for): a statement all the same, so the metrics
             // show the failures a store outage causes.
@@ -315,8 +319,16 @@ impl Engine {
         stmt: Statement,
         hints: &[Option<SqlType>],
         own: Option<TxnId>,
+        source: &str,
     ) -> SqlResult<Prepared> {
         let sql = stmt.to_string();
+        if let Statement::Query(q) = &stmt {
+            if query::routes(q) {
+                // Boxed: DataFusion's planning futures are large, and a
+                // statement's future lives on a runtime worker's stack.
+                return Box::pin(self.plan_query(&stmt, sql, hints, own, source)).await;
+            }
+        }
         if let Some(utility) = Utility::plan(&stmt) {
             let utility = utility?;
             return Ok(Prepared {
@@ -335,13 +347,7 @@ impl Engine {
                 .await
                 .map_err(|e| e.at(loc))?;
             if def.sequence.is_some() {
-                return Err(match statement_kind(&stmt) {
-                    "select" => SqlError::unsupported(
-                        format!("reading sequence \"{name}\" as a table is not supported"),
-                        "use currval(), nextval() or setval()",
-                    ),
-                    _ => SqlError::new("42809", format!("cannot change sequence \"{name}\"")),
-                });
+                return Err(sequence_as_table(&name, statement_kind(&stmt) == "select"));
             }
             tables.insert(name, def);
         }
@@ -355,6 +361,50 @@ impl Engine {
             param_types: planner.params.resolved(),
             columns: planned.columns,
             plan: Arc::new(planned.plan),
+        })
+    }
+
+    /// Plan a query for the query engine: its tables as transaction `own`
+    /// sees them, resolved first so that planning never waits.
+    async fn plan_query(
+        &self,
+        stmt: &Statement,
+        sql: String,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+        source: &str,
+    ) -> SqlResult<Prepared> {
+        use sqlparser::ast::Spanned;
+        let start = stmt.span().start;
+        let src = query::Source {
+            text: source,
+            start: offset_of(source, start.line, start.column),
+        };
+        let parsed = self.inner.query.parse(&sql)?;
+        let mut defs = Vec::with_capacity(parsed.tables.len());
+        for name in &parsed.tables {
+            let def =
+                self.inner
+                    .catalog
+                    .table(name, own)
+                    .await
+                    .map_err(|e| match src.find(name) {
+                        Some(p) if e.code == crate::error::sqlstate::UNDEFINED_TABLE => {
+                            e.with_position(p)
+                        }
+                        _ => e,
+                    })?;
+            if def.sequence.is_some() {
+                return Err(sequence_as_table(name, true));
+            }
+            defs.push(def);
+        }
+        let (plan, columns, param_types) = self.inner.query.plan(parsed, defs, hints, &src).await?;
+        Ok(Prepared {
+            sql,
+            param_types,
+            columns,
+            plan: Arc::new(Plan::Query(plan)),
         })
     }
 
@@ -456,7 +506,12 @@ impl Engine {
             let hints: Vec<Option<SqlType>> =
                 prepared.param_types.iter().cloned().map(Some).collect();
             fresh = self
-                .plan(crate::sql::parse(&prepared.sql)?.remove(0), &hints, own)
+                .plan(
+                    crate::sql::parse(&prepared.sql)?.remove(0),
+                    &hints,
+                    own,
+                    &prepared.sql,
+                )
                 .await?;
             &fresh
         } else {
@@ -603,6 +658,10 @@ impl Engine {
                 }
                 Executed::new(select::run(cx, s, columns).await?)
             }
+            Plan::Query(q) => {
+                let run = self.inner.query.run(cx, q, columns, &prepared.param_types);
+                Executed::new(Box::pin(run).await?)
+            }
             Plan::Insert(p) => {
                 let w = cx.insert(p).await?;
                 written("INSERT 0", w, columns, p.returning.is_some())
@@ -643,6 +702,20 @@ impl Engine {
         }
         Ok(false)
     }
+}
+
+/// The character offset of a 1-based line and column in `text` (0 when
+/// unknown).
+fn offset_of(text: &str, line: u64, column: u64) -> usize {
+    if line == 0 {
+        return 0;
+    }
+    let before: usize = text
+        .split('\n')
+        .take((line as usize).saturating_sub(1))
+        .map(|l| l.chars().count() + 1)
+        .sum();
+    before + (column as usize).saturating_sub(1)
 }
 
 /// Bound parameters must match the statement: count, and each one's type.
@@ -696,6 +769,19 @@ fn written(tag: &str, w: Written, columns: Arc<Vec<Column>>, returning: bool) ->
         Executed::new(Outcome::Command {
             tag: format!("{tag} {}", w.count),
         })
+    }
+}
+
+/// A sequence named where a table belongs: reading one as a table is not
+/// supported yet; writing one is PostgreSQL's 42809.
+fn sequence_as_table(name: &str, reading: bool) -> SqlError {
+    if reading {
+        SqlError::unsupported(
+            format!("reading sequence \"{name}\" as a table is not supported"),
+            "use currval(), nextval() or setval()",
+        )
+    } else {
+        SqlError::new("42809", format!("cannot change sequence \"{name}\""))
     }
 }
 

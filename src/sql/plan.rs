@@ -36,6 +36,8 @@ pub enum Plan {
         if_exists: bool,
     },
     Select(SelectPlan),
+    /// A read the query engine plans and runs (`engine::query`).
+    Query(crate::engine::query::QueryPlan),
     Insert(InsertPlan),
     Update(UpdatePlan),
     Delete(DeletePlan),
@@ -168,7 +170,7 @@ impl Plan {
     pub fn kind(&self) -> &'static str {
         match self {
             Plan::Utility(_) => "session",
-            Plan::Select(_) => "select",
+            Plan::Select(_) | Plan::Query(_) => "select",
             Plan::Insert(_) => "insert",
             Plan::Update(_) => "update",
             Plan::Delete(_) => "delete",
@@ -212,6 +214,7 @@ impl Plan {
                 Some(LockStrength::Share) => "SELECT FOR SHARE",
                 Some(LockStrength::KeyShare) => "SELECT FOR KEY SHARE",
             },
+            Plan::Query(_) => "SELECT",
             Plan::Insert(_) => "INSERT",
             Plan::Update(_) => "UPDATE",
             Plan::Delete(_) => "DELETE",
@@ -237,6 +240,7 @@ impl Plan {
     pub fn tables(&self) -> Vec<&Arc<TableDef>> {
         match self {
             Plan::Select(s) => s.source.iter().map(|s| &s.table).collect(),
+            Plan::Query(q) => q.tables.iter().collect(),
             Plan::Insert(i) => vec![&i.table],
             Plan::Update(u) => vec![&u.source.table],
             Plan::Delete(d) => vec![&d.source.table],

@@ -1,0 +1,386 @@
+//! The query engine: every SELECT the fast planner (`sql::plan`) does not
+//! answer, planned and run by Apache DataFusion.
+//!
+//! Which queries come here is decided on the syntax alone ([`routes`]):
+//! joins, several FROM items, subqueries in FROM or in expressions, WITH,
+//! set operations, VALUES, table functions, DISTINCT, GROUP BY / HAVING,
+//! window functions, and aggregates other than `count`. Everything else
+//! (point reads, key lists, single-table scans, count) stays on the fast
+//! path, whose cost does not change.
+//!
+//! A query is parsed again by DataFusion's parser from the statement's
+//! text, rewritten so its answer is PostgreSQL's (`rules`), planned
+//! against keyclaim's tables (`provider`) once at prepare time, and on
+//! each execution bound, optimised, and streamed. The scans read through
+//! the statement's `ReadView`, so a query inside a transaction block sees
+//! the block's own writes and no one else's uncommitted ones.
+
+mod aggregates;
+mod errors;
+mod provider;
+mod rules;
+mod types;
+
+use std::ops::ControlFlow;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::catalog::{
+    CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
+    MemorySchemaProvider, SchemaProvider,
+};
+use datafusion::common::config::Dialect;
+use datafusion::common::ScalarValue;
+use datafusion::execution::session_state::{SessionState, SessionStateBuilder};
+use datafusion::execution::FunctionRegistry;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::physical_plan::execute_stream;
+use datafusion::prelude::SessionConfig;
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast as df_ast;
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use futures::stream::{self, StreamExt};
+use futures::FutureExt;
+use sqlparser::ast;
+
+use super::ctx::StmtCtx;
+use super::{Column, Outcome};
+use crate::catalog::TableDef;
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::types::{SqlType, Value};
+pub(crate) use errors::Source;
+use provider::{ScanCtx, Table};
+
+/// Whether a SELECT goes to the query engine rather than the fast planner.
+/// A locking SELECT never does: the fast planner answers it, or refuses it
+/// in PostgreSQL's words.
+pub(crate) fn routes(q: &ast::Query) -> bool {
+    if !q.locks.is_empty() {
+        return false;
+    }
+    if q.with.is_some() {
+        return true;
+    }
+    let ast::SetExpr::Select(s) = q.body.as_ref() else {
+        return true;
+    };
+    let plain_table = |t: &ast::TableWithJoins| {
+        t.joins.is_empty() && matches!(&t.relation, ast::TableFactor::Table { args: None, .. })
+    };
+    if s.from.len() > 1 || !s.from.iter().all(plain_table) {
+        return true;
+    }
+    let grouped = !matches!(&s.group_by, ast::GroupByExpr::Expressions(e, _) if e.is_empty());
+    if s.distinct.is_some() || s.having.is_some() || grouped || !s.named_window.is_empty() {
+        return true;
+    }
+    ast::visit_expressions(q, |e| {
+        if needs_engine(e) {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .is_break()
+}
+
+/// Aggregates the fast path does not compute (it counts, nothing else).
+const AGGREGATES: &[&str] = &[
+    "sum",
+    "avg",
+    "min",
+    "max",
+    "string_agg",
+    "array_agg",
+    "bool_and",
+    "bool_or",
+    "every",
+    "stddev",
+    "stddev_pop",
+    "stddev_samp",
+    "variance",
+    "var_pop",
+    "var_samp",
+    "bit_and",
+    "bit_or",
+];
+
+fn needs_engine(e: &ast::Expr) -> bool {
+    match e {
+        ast::Expr::Subquery(_) | ast::Expr::Exists { .. } | ast::Expr::InSubquery { .. } => true,
+        ast::Expr::Function(f) => {
+            let name = f.name.to_string().to_lowercase();
+            let distinct = matches!(&f.args, ast::FunctionArguments::List(l)
+                if l.duplicate_treatment == Some(ast::DuplicateTreatment::Distinct));
+            f.over.is_some()
+                || f.filter.is_some()
+                || AGGREGATES.contains(&name.as_str())
+                || (name == "count" && distinct)
+        }
+        _ => false,
+    }
+}
+
+/// A query planned by DataFusion, ready to bind and run any number of times.
+#[derive(Debug)]
+pub struct QueryPlan {
+    logical: LogicalPlan,
+    /// The tables it reads (to re-plan after DDL).
+    pub(crate) tables: Vec<Arc<TableDef>>,
+    /// DataFusion's type for each `$n`, to bind the values as.
+    params: Vec<Option<DataType>>,
+}
+
+/// A query parsed by DataFusion's parser, with the tables it names.
+pub(crate) struct Parsed {
+    stmt: df_ast::Statement,
+    /// The tables it reads (CTE names excluded), as keyclaim names them.
+    pub tables: Vec<String>,
+}
+
+/// The engine's shared setup: configuration and function registry, cloned
+/// for each statement.
+pub(crate) struct QueryEngine {
+    state: SessionState,
+}
+
+impl QueryEngine {
+    pub fn new() -> QueryEngine {
+        let mut config = SessionConfig::new()
+            // One stream per scan: the machine is small and rows come
+            // from the store in pages anyway.
+            .with_target_partitions(1)
+            .with_information_schema(false);
+        let options = config.options_mut();
+        options.sql_parser.dialect = Dialect::PostgreSQL;
+        // 1.5 is a numeric, as in PostgreSQL, not a float8.
+        options.sql_parser.parse_float_as_decimal = true;
+        options.sql_parser.map_string_types_to_utf8view = false;
+        // PostgreSQL sorts NULL above every value: last ascending.
+        options.sql_parser.default_null_ordering = "nulls_max".into();
+        options.execution.time_zone = Some("+00:00".into());
+        let mut state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .build();
+        for udaf in aggregates::postgres_aggregates() {
+            // Replaces DataFusion's own of the same name.
+            let _ = state.register_udaf(udaf);
+        }
+        QueryEngine { state }
+    }
+
+    /// Parse a query's text with DataFusion's parser and apply the rules.
+    pub fn parse(&self, text: &str) -> SqlResult<Parsed> {
+        let mut stmts = Parser::parse_sql(&PostgreSqlDialect {}, text)
+            .map_err(|e| SqlError::syntax(e.to_string()))?;
+        let (1, Some(mut stmt)) = (stmts.len(), stmts.pop()) else {
+            return Err(SqlError::internal("a query did not parse as one statement"));
+        };
+        let df_ast::Statement::Query(q) = &mut stmt else {
+            return Err(SqlError::internal("a query did not parse as a query"));
+        };
+        rules::rewrite(q);
+        let wrapped = DfStatement::Statement(Box::new(stmt.clone()));
+        let (refs, _ctes) = datafusion::sql::resolve::resolve_table_references(&wrapped, true)
+            .map_err(|e| errors::to_sql_error(e, None))?;
+        let mut tables = Vec::new();
+        for r in refs {
+            let name = match (r.catalog(), r.schema()) {
+                (None, None | Some("public")) => r.table().to_string(),
+                _ => {
+                    return Err(SqlError::unsupported(
+                        format!("schema-qualified name {r} is not supported"),
+                        "keyclaim keeps every table in schema public",
+                    ))
+                }
+            };
+            if !tables.contains(&name) {
+                tables.push(name);
+            }
+        }
+        Ok(Parsed { stmt, tables })
+    }
+
+    /// Plan a parsed query over `defs` (its tables); the result columns and
+    /// parameter types come out with it. `hints` are the client's
+    /// parameter types.
+    pub async fn plan(
+        &self,
+        parsed: Parsed,
+        defs: Vec<Arc<TableDef>>,
+        hints: &[Option<SqlType>],
+        src: &Source<'_>,
+    ) -> SqlResult<(QueryPlan, Vec<Column>, Vec<SqlType>)> {
+        let schema = Arc::new(MemorySchemaProvider::new());
+        for def in &defs {
+            schema
+                .register_table(def.name.clone(), Arc::new(Table::new(def.clone())))
+                .map_err(|e| errors::to_sql_error(e, None))?;
+        }
+        let catalog = Arc::new(MemoryCatalogProvider::new());
+        catalog
+            .register_schema("public", schema)
+            .map_err(|e| errors::to_sql_error(e, None))?;
+        let catalogs = Arc::new(MemoryCatalogProviderList::new());
+        catalogs.register_catalog("datafusion".into(), catalog);
+        let state = SessionStateBuilder::new_from_existing(self.state.clone())
+            .with_catalog_list(catalogs)
+            .build();
+        let planning = state.statement_to_plan(DfStatement::Statement(Box::new(parsed.stmt)));
+        let logical = AssertUnwindSafe(planning)
+            .catch_unwind()
+            .await
+            .map_err(|_| panicked())?
+            .map_err(|e| errors::to_sql_error(e, Some(src)))?;
+        let columns = logical
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                Ok(Column {
+                    name: rules::client_name(f.name()).to_string(),
+                    ty: types::sql_type(f)?,
+                })
+            })
+            .collect::<SqlResult<Vec<_>>>()?;
+        let found = logical
+            .get_parameter_types()
+            .map_err(|e| errors::to_sql_error(e, Some(src)))?;
+        let count = found
+            .keys()
+            .filter_map(|k| k.trim_start_matches('$').parse::<usize>().ok())
+            .max()
+            .unwrap_or(0)
+            .max(hints.len());
+        let params: Vec<Option<DataType>> = (1..=count)
+            .map(|n| found.get(&format!("${n}")).cloned().flatten())
+            .collect();
+        let param_types = params
+            .iter()
+            .enumerate()
+            .map(|(i, dt)| {
+                hints
+                    .get(i)
+                    .cloned()
+                    .flatten()
+                    .or_else(|| dt.as_ref().and_then(types::sql_type_of))
+                    .unwrap_or(SqlType::Text)
+            })
+            .collect();
+        Ok((
+            QueryPlan {
+                logical,
+                tables: defs,
+                params,
+            },
+            columns,
+            param_types,
+        ))
+    }
+
+    /// Run a planned query in the statement's context: its rows stream as
+    /// the client takes them.
+    pub(crate) async fn run(
+        &self,
+        cx: &StmtCtx<'_>,
+        plan: &QueryPlan,
+        columns: Arc<Vec<Column>>,
+        param_types: &[SqlType],
+    ) -> SqlResult<Outcome> {
+        let mut state = self.state.clone();
+        state.config_mut().set_extension(Arc::new(ScanCtx {
+            store: cx.store.clone(),
+            reads: cx.reads.clone(),
+            env: cx.env.clone(),
+            page: cx.scan_page,
+        }));
+        let df_error = |e| errors::to_sql_error(e, None);
+        let logical = if cx.params.is_empty() {
+            plan.logical.clone()
+        } else {
+            let values = bind(&cx.params, param_types, &plan.params)?;
+            plan.logical
+                .clone()
+                .with_param_values(values)
+                .map_err(df_error)?
+        };
+        let physical = AssertUnwindSafe(state.create_physical_plan(&logical))
+            .catch_unwind()
+            .await
+            .map_err(|_| panicked())?
+            .map_err(df_error)?;
+        let batches = execute_stream(physical, state.task_ctx()).map_err(df_error)?;
+        let types: Arc<Vec<SqlType>> = Arc::new(columns.iter().map(|c| c.ty.clone()).collect());
+        let rows = batches
+            .map(move |batch| {
+                let rows: Vec<SqlResult<Vec<Value>>> = match batch {
+                    Ok(batch) => (0..batch.num_rows())
+                        .map(|r| {
+                            batch
+                                .columns()
+                                .iter()
+                                .zip(types.iter())
+                                .map(|(array, ty)| {
+                                    let s =
+                                        ScalarValue::try_from_array(array, r).map_err(df_error)?;
+                                    types::from_scalar(s, ty)
+                                })
+                                .collect()
+                        })
+                        .collect(),
+                    Err(e) => vec![Err(df_error(e))],
+                };
+                stream::iter(rows)
+            })
+            .flatten();
+        // A panic ends the stream with this statement's error.
+        let rows = AssertUnwindSafe(rows)
+            .catch_unwind()
+            .map(|r| r.unwrap_or_else(|_| Err(panicked())));
+        Ok(Outcome::Rows {
+            columns,
+            rows: rows.boxed(),
+            tag: "SELECT".into(),
+        })
+    }
+}
+
+/// What a panic inside DataFusion becomes: an error for this statement,
+/// never a dropped connection.
+fn panicked() -> SqlError {
+    SqlError::internal("the query engine failed on this query")
+}
+
+/// Bound parameters as DataFusion's scalars of the types it planned them as.
+fn bind(
+    params: &[Value],
+    types: &[SqlType],
+    planned: &[Option<DataType>],
+) -> SqlResult<Vec<ScalarValue>> {
+    params
+        .iter()
+        .zip(types)
+        .enumerate()
+        .map(|(i, (v, ty))| {
+            let s = types::to_scalar(v, ty)?;
+            match planned.get(i).cloned().flatten() {
+                Some(dt) if dt != s.data_type() => s.cast_to(&dt).map_err(|_| {
+                    SqlError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!("parameter ${} does not fit its place in the query", i + 1),
+                    )
+                }),
+                _ => Ok(s),
+            }
+        })
+        .collect()
+}
+
+impl Default for QueryEngine {
+    fn default() -> Self {
+        QueryEngine::new()
+    }
+}

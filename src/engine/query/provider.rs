@@ -1,0 +1,247 @@
+//! keyclaim's tables as DataFusion sees them: a table provider whose scan
+//! reads through the statement's transaction layer (`ReadView`: committed
+//! rows plus the statement's own transaction's intents, never another's),
+//! page by page, one Arrow batch per page.
+//!
+//! Equality or an IN list on the primary key (or a unique key) among the
+//! filters DataFusion pushes down turns the scan into point reads, chosen
+//! by the same rule the fast path uses (`sql::plan::source`). The filters
+//! are only used to pick the rows to read: DataFusion still applies them.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::record_batch::RecordBatch;
+use datafusion::catalog::{Session, TableProvider};
+use datafusion::common::{Column as DfColumn, DataFusionError, Result as DfResult};
+use datafusion::datasource::TableType;
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, TableProviderFilterPushDown};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
+use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
+use futures::stream::{StreamExt, TryStreamExt};
+
+use super::super::env::SessionEnv;
+use super::super::read;
+use super::types::{column_array, from_scalar, table_schema};
+use crate::catalog::TableDef;
+use crate::claims::intents::ReadView;
+use crate::error::{SqlError, SqlResult};
+use crate::sql::expr::{BinOp, Expr};
+use crate::sql::plan::{source, Access, Source};
+use crate::store::Store;
+
+/// What a scan reads with: set on the session config of each execution
+/// (`SessionConfig` extension), so a plan made once reads as the running
+/// statement sees the rows.
+pub(crate) struct ScanCtx {
+    pub store: Arc<dyn Store>,
+    pub reads: Arc<ReadView>,
+    pub env: Arc<SessionEnv>,
+    pub page: usize,
+}
+
+/// One keyclaim table.
+#[derive(Debug)]
+pub(crate) struct Table {
+    pub def: Arc<TableDef>,
+    schema: SchemaRef,
+}
+
+impl Table {
+    pub fn new(def: Arc<TableDef>) -> Table {
+        let schema = table_schema(&def);
+        Table { def, schema }
+    }
+
+    /// The columns that pick rows by key: the primary key's and each
+    /// unique constraint's.
+    fn is_key_column(&self, i: usize) -> bool {
+        self.def.primary_key.contains(&i) || self.def.uniques.iter().any(|u| u.columns.contains(&i))
+    }
+
+    fn column_of(&self, c: &DfColumn) -> Option<usize> {
+        self.def.column_index(&c.name)
+    }
+
+    /// `col = constant` or `col IN (constants)` on a key column, as the
+    /// fast path's filter expression.
+    fn key_filter(&self, e: &DfExpr) -> Option<Expr> {
+        let constant = |e: &DfExpr, col: usize| match e {
+            DfExpr::Literal(s, _) => {
+                let v = from_scalar(s.clone(), &self.def.columns[col].ty).ok()?;
+                Some(Expr::Literal(v))
+            }
+            _ => None,
+        };
+        match e {
+            DfExpr::BinaryExpr(BinaryExpr {
+                left,
+                op: Operator::Eq,
+                right,
+            }) => {
+                let (col, other) = match (left.as_ref(), right.as_ref()) {
+                    (DfExpr::Column(c), other) | (other, DfExpr::Column(c)) => (c, other),
+                    _ => return None,
+                };
+                let i = self.column_of(col).filter(|&i| self.is_key_column(i))?;
+                Some(Expr::Binary(
+                    BinOp::Eq,
+                    Box::new(Expr::Column(i)),
+                    Box::new(constant(other, i)?),
+                ))
+            }
+            DfExpr::InList(list) if !list.negated => {
+                let DfExpr::Column(col) = list.expr.as_ref() else {
+                    return None;
+                };
+                let i = self.column_of(col).filter(|&i| self.is_key_column(i))?;
+                let items = list
+                    .list
+                    .iter()
+                    .map(|e| constant(e, i))
+                    .collect::<Option<Vec<_>>>()?;
+                Some(Expr::InList(Box::new(Expr::Column(i)), items, false))
+            }
+            _ => None,
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for Table {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&DfExpr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| match self.key_filter(f) {
+                Some(_) => TableProviderFilterPushDown::Inexact,
+                None => TableProviderFilterPushDown::Unsupported,
+            })
+            .collect())
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[DfExpr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let cx = state.config().get_extension::<ScanCtx>().ok_or_else(|| {
+            DataFusionError::Internal("a keyclaim table scanned outside a statement".into())
+        })?;
+        // The key conjuncts pick the access path; the fast path's rule.
+        let keys = filters
+            .iter()
+            .filter_map(|f| self.key_filter(f))
+            .reduce(|a, b| Expr::Binary(BinOp::And, Box::new(a), Box::new(b)));
+        let mut src = source(self.def.clone(), keys);
+        if matches!(src.access, Access::Scan) {
+            src.filter = None;
+        }
+        let columns: Vec<usize> = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.def.columns.len()).collect(),
+        };
+        let schema = Arc::new(self.schema.project(&columns)?);
+        let partition = Arc::new(Partition {
+            schema: schema.clone(),
+            columns,
+            src,
+            cx,
+        });
+        Ok(Arc::new(StreamingTableExec::try_new(
+            schema,
+            vec![partition],
+            None,
+            Vec::new(),
+            false,
+            limit,
+        )?))
+    }
+}
+
+/// The rows of one scan, as a stream of Arrow batches.
+struct Partition {
+    schema: SchemaRef,
+    columns: Vec<usize>,
+    src: Source,
+    cx: Arc<ScanCtx>,
+}
+
+impl std::fmt::Debug for Partition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Partition")
+            .field("table", &self.src.table.name)
+            .field("access", &self.src.access)
+            .finish()
+    }
+}
+
+impl PartitionStream for Partition {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
+        let cx = &self.cx;
+        let rows = read::rows(
+            cx.store.clone(),
+            cx.reads.clone(),
+            self.src.clone(),
+            Arc::new(Vec::new()),
+            cx.env.clone(),
+            cx.page,
+        );
+        let (schema, columns, table) = (
+            self.schema.clone(),
+            Arc::new(self.columns.clone()),
+            self.src.table.clone(),
+        );
+        let batches = rows
+            .map_ok(|(_, row)| row.values)
+            .try_chunks(cx.page)
+            .map_err(|e| e.1)
+            .map(move |chunk| {
+                chunk
+                    .and_then(|rows| batch(&schema, &table, &columns, &rows))
+                    .map_err(external)
+            });
+        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), batches))
+    }
+}
+
+/// Rows (full table width) as one batch of the projected columns.
+fn batch(
+    schema: &SchemaRef,
+    t: &TableDef,
+    columns: &[usize],
+    rows: &[Vec<crate::types::Value>],
+) -> SqlResult<RecordBatch> {
+    let arrays = columns
+        .iter()
+        .map(|&c| column_array(&t.columns[c].ty, rows.iter().map(|r| &r[c])))
+        .collect::<SqlResult<Vec<_>>>()?;
+    let options =
+        datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(rows.len()));
+    RecordBatch::try_new_with_options(schema.clone(), arrays, &options)
+        .map_err(|e| SqlError::internal(e.to_string()))
+}
+
+/// A keyclaim error carried through DataFusion, unwrapped again in `errors`.
+pub(crate) fn external(e: SqlError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}

@@ -1,0 +1,356 @@
+//! Rewrites of the query text's syntax tree before DataFusion plans it,
+//! each a small named rule, so that what DataFusion answers is what
+//! PostgreSQL answers:
+//!
+//! - [`name_outputs`]: every unaliased select item gets the name PostgreSQL
+//!   gives it (`count`, `?column?`, `int4`, the column's own name), where
+//!   DataFusion would say `count(*)` or `t.a + Int64(1)`.
+//! - [`int4_literals`]: an integer literal that fits in int4 is an int4, as
+//!   in PostgreSQL (DataFusion reads every integer literal as int8, so
+//!   `a + 1` of an int4 column would come back as bigint). Positional
+//!   ORDER BY / GROUP BY references and LIMIT / OFFSET stay as they are.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    CastKind, DataType, Expr, GroupByExpr, Ident, LimitClause, OrderByKind, Query, Select,
+    SelectItem, SetExpr, TrimWhereField, Value, VisitMut, VisitorMut,
+};
+
+/// What marks a name made unique for DataFusion (`SELECT a, a`), which
+/// PostgreSQL allows and DataFusion does not: the client sees the part
+/// before it.
+pub(crate) const UNIQUE_MARK: char = '\u{1}';
+
+/// The name the client sees for a result field.
+pub(crate) fn client_name(field_name: &str) -> &str {
+    field_name.split(UNIQUE_MARK).next().unwrap_or(field_name)
+}
+
+/// Apply every rule to a query.
+pub(crate) fn rewrite(q: &mut Query) {
+    name_outputs(q);
+    int4_literals(q);
+}
+
+/// PostgreSQL's folding of an identifier.
+fn folded(id: &Ident) -> String {
+    if id.quote_style.is_some() {
+        id.value.clone()
+    } else {
+        id.value.to_lowercase()
+    }
+}
+
+/// The name PostgreSQL gives an unaliased expression (`FigureColname`),
+/// with its strength: 2 for a real name, 1 for a fallback (a cast's type,
+/// `case`), 0 for none (`?column?`).
+fn figure_name(e: &Expr) -> (String, u8) {
+    match e {
+        Expr::Identifier(id) => (folded(id), 2),
+        Expr::CompoundIdentifier(parts) => (parts.last().map(folded).unwrap_or_default(), 2),
+        Expr::Function(f) => {
+            let name = f
+                .name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(folded)
+                .unwrap_or_default();
+            (name, 2)
+        }
+        Expr::Nested(inner) => figure_name(inner),
+        Expr::Cast {
+            expr, data_type, ..
+        } => {
+            let inner = figure_name(expr);
+            if inner.1 > 1 {
+                inner
+            } else {
+                (type_name(data_type), 1)
+            }
+        }
+        Expr::TypedString(t) => (type_name(&t.data_type), 1),
+        Expr::Case { else_result, .. } => {
+            let inner = else_result.as_deref().map(figure_name).unwrap_or_default();
+            if inner.1 > 1 {
+                inner
+            } else {
+                ("case".into(), 1)
+            }
+        }
+        Expr::Exists { negated: false, .. } => ("exists".into(), 2),
+        Expr::Subquery(q) => match q.body.as_ref() {
+            SetExpr::Select(s) => match s.projection.first() {
+                Some(SelectItem::ExprWithAlias { alias, .. }) => (folded(alias), 2),
+                Some(SelectItem::UnnamedExpr(e)) => figure_name(e),
+                _ => Default::default(),
+            },
+            _ => Default::default(),
+        },
+        Expr::Array(_) => ("array".into(), 2),
+        Expr::Interval(_) => ("interval".into(), 1),
+        Expr::Extract { .. } => ("extract".into(), 2),
+        Expr::Substring { .. } => ("substring".into(), 2),
+        Expr::Position { .. } => ("position".into(), 2),
+        Expr::Ceil { .. } => ("ceil".into(), 2),
+        Expr::Floor { .. } => ("floor".into(), 2),
+        Expr::Overlay { .. } => ("overlay".into(), 2),
+        Expr::Trim { trim_where, .. } => {
+            let name = match trim_where {
+                Some(TrimWhereField::Leading) => "ltrim",
+                Some(TrimWhereField::Trailing) => "rtrim",
+                _ => "btrim",
+            };
+            (name.into(), 2)
+        }
+        Expr::AtTimeZone { .. } => ("timezone".into(), 2),
+        Expr::Collate { expr, .. } => figure_name(expr),
+        _ => Default::default(),
+    }
+}
+
+/// A type's internal name, as PostgreSQL names a cast column.
+fn type_name(dt: &DataType) -> String {
+    use DataType as D;
+    match dt {
+        D::Int(_) | D::Integer(_) | D::Int4(_) => "int4",
+        D::SmallInt(_) | D::Int2(_) => "int2",
+        D::BigInt(_) | D::Int8(_) => "int8",
+        D::Real | D::Float4 => "float4",
+        D::Double(_) | D::DoublePrecision | D::Float8 => "float8",
+        D::Numeric(_) | D::Decimal(_) | D::Dec(_) => "numeric",
+        D::Text => "text",
+        D::Varchar(_) | D::CharacterVarying(_) | D::CharVarying(_) => "varchar",
+        D::Char(_) | D::Character(_) => "bpchar",
+        D::Bool | D::Boolean => "bool",
+        D::Date => "date",
+        D::Timestamp(_, tz) => match tz {
+            datafusion::sql::sqlparser::ast::TimezoneInfo::WithTimeZone
+            | datafusion::sql::sqlparser::ast::TimezoneInfo::Tz => "timestamptz",
+            _ => "timestamp",
+        },
+        D::Uuid => "uuid",
+        D::Bytea => "bytea",
+        D::JSON => "json",
+        D::JSONB => "jsonb",
+        D::Interval { .. } => "interval",
+        other => return other.to_string().to_lowercase(),
+    }
+    .into()
+}
+
+/// Call `f` on each SELECT whose select list names a query's columns: the
+/// body's, or each branch of a set operation.
+fn each_select(body: &mut SetExpr, f: &mut impl FnMut(&mut Select)) {
+    match body {
+        SetExpr::Select(s) => f(s),
+        SetExpr::SetOperation { left, right, .. } => {
+            each_select(left, f);
+            each_select(right, f);
+        }
+        _ => {}
+    }
+}
+
+/// Alias each unaliased select item of every SELECT in `q` (subqueries
+/// and CTEs included) with PostgreSQL's name for it.
+pub(crate) fn name_outputs(q: &mut Query) {
+    struct Namer;
+    impl VisitorMut for Namer {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            each_select(&mut q.body, &mut |s| name_select(&mut s.projection));
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Namer);
+}
+
+fn name_select(items: &mut [SelectItem]) {
+    let mut seen: HashSet<String> = HashSet::new();
+    for item in items.iter_mut() {
+        let name = match item {
+            SelectItem::UnnamedExpr(e) => {
+                let (name, _) = figure_name(e);
+                let name = if name.is_empty() {
+                    "?column?".to_string()
+                } else {
+                    name
+                };
+                // A plain column keeps DataFusion's own naming (and its
+                // qualifier for ORDER BY); unless it repeats a name.
+                if matches!(e, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+                    && !seen.contains(&name)
+                {
+                    seen.insert(name);
+                    continue;
+                }
+                name
+            }
+            SelectItem::ExprWithAlias { alias, .. } => {
+                let name = folded(alias);
+                if seen.insert(name.clone()) {
+                    continue;
+                }
+                name
+            }
+            _ => continue,
+        };
+        let mut unique = name.clone();
+        let mut n = 0;
+        while !seen.insert(unique.clone()) {
+            n += 1;
+            unique = format!("{name}{UNIQUE_MARK}{n}");
+        }
+        let expr = match std::mem::replace(item, SelectItem::Wildcard(Default::default())) {
+            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+            _ => unreachable!("matched above"),
+        };
+        *item = SelectItem::ExprWithAlias {
+            expr,
+            alias: Ident::with_quote('"', unique),
+        };
+    }
+}
+
+/// Whether `e` is a bare integer literal (a position or a count).
+fn is_number(e: &Expr) -> bool {
+    matches!(e, Expr::Value(v) if matches!(v.value, Value::Number(..)))
+}
+
+fn set_long(e: &mut Expr, long: bool) {
+    if let Expr::Value(v) = e {
+        if let Value::Number(_, l) = &mut v.value {
+            *l = long;
+        }
+    }
+}
+
+/// Integer literals that fit in int4 become `CAST(n AS integer)`.
+pub(crate) fn int4_literals(q: &mut Query) {
+    // The `long` flag of a number literal (a MySQL `1L`, which PostgreSQL
+    // never parses) marks the literals to leave alone while rewriting.
+    struct Protect;
+    impl VisitorMut for Protect {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &mut Query) -> ControlFlow<()> {
+            if let Some(ob) = &mut q.order_by {
+                if let OrderByKind::Expressions(list) = &mut ob.kind {
+                    for o in list.iter_mut().filter(|o| is_number(&o.expr)) {
+                        set_long(&mut o.expr, true);
+                    }
+                }
+            }
+            match &mut q.limit_clause {
+                Some(LimitClause::LimitOffset { limit, offset, .. }) => {
+                    if let Some(l) = limit.as_mut().filter(|l| is_number(l)) {
+                        set_long(l, true);
+                    }
+                    if let Some(o) = offset.as_mut().filter(|o| is_number(&o.value)) {
+                        set_long(&mut o.value, true);
+                    }
+                }
+                Some(LimitClause::OffsetCommaLimit { offset, limit }) => {
+                    set_long(offset, true);
+                    set_long(limit, true);
+                }
+                None => {}
+            }
+            each_select(&mut q.body, &mut |s| {
+                if let GroupByExpr::Expressions(list, _) = &mut s.group_by {
+                    for e in list.iter_mut().filter(|e| is_number(e)) {
+                        set_long(e, true);
+                    }
+                }
+            });
+            ControlFlow::Continue(())
+        }
+    }
+    struct Cast;
+    impl VisitorMut for Cast {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let fits = matches!(e, Expr::Value(v)
+                if matches!(&v.value, Value::Number(n, false) if n.parse::<i32>().is_ok()));
+            if fits {
+                let literal = e.clone();
+                *e = Expr::Cast {
+                    kind: CastKind::Cast,
+                    expr: Box::new(literal),
+                    data_type: DataType::Integer(None),
+                    array: false,
+                    format: None,
+                };
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    struct Release;
+    impl VisitorMut for Release {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            set_long(e, false);
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Protect);
+    let _ = q.visit(&mut Cast);
+    let _ = q.visit(&mut Release);
+}
+
+#[cfg(test)]
+mod tests {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+
+    use super::*;
+
+    fn rewritten(sql: &str) -> String {
+        let mut stmt = Parser::parse_sql(&PostgreSqlDialect {}, sql)
+            .unwrap()
+            .remove(0);
+        let datafusion::sql::sqlparser::ast::Statement::Query(q) = &mut stmt else {
+            panic!("not a query")
+        };
+        rewrite(q);
+        stmt.to_string()
+    }
+
+    #[test]
+    fn outputs_take_postgres_names() {
+        assert_eq!(
+            rewritten(
+                "SELECT count(*), a + 1, t.b, 1::int, x::text, CASE WHEN a THEN 1 END FROM t"
+            ),
+            "SELECT count(*) AS \"count\", a + CAST(1 AS INTEGER) AS \"?column?\", t.b, \
+             CAST(1 AS INTEGER)::INT AS \"int4\", x::TEXT AS \"x\", \
+             CASE WHEN a THEN CAST(1 AS INTEGER) END AS \"case\" FROM t"
+        );
+    }
+
+    #[test]
+    fn repeated_names_are_made_unique_for_datafusion() {
+        let sql = rewritten("SELECT a, a, sum(b), sum(c) FROM t");
+        assert_eq!(
+            sql,
+            "SELECT a, a AS \"a\u{1}1\", sum(b) AS \"sum\", sum(c) AS \"sum\u{1}1\" FROM t"
+        );
+        assert_eq!(client_name("sum\u{1}1"), "sum");
+    }
+
+    #[test]
+    fn positions_and_counts_stay_int8() {
+        assert_eq!(
+            rewritten("SELECT a FROM t GROUP BY 1 ORDER BY 1 LIMIT 2 OFFSET 3"),
+            "SELECT a FROM t GROUP BY 1 ORDER BY 1 LIMIT 2 OFFSET 3"
+        );
+        assert_eq!(
+            rewritten(
+                "SELECT (SELECT b FROM u ORDER BY 1 LIMIT 1) AS x FROM t WHERE a = 5000000000"
+            ),
+            "SELECT (SELECT b FROM u ORDER BY 1 LIMIT 1) AS x FROM t WHERE a = 5000000000"
+        );
+    }
+}

@@ -1,0 +1,82 @@
+CREATE TABLE author (id integer PRIMARY KEY, name text NOT NULL, country text);
+CREATE TABLE book (id integer PRIMARY KEY, title text NOT NULL, author_id integer, year integer, pages integer, price numeric);
+CREATE TABLE review (id integer PRIMARY KEY, book_id integer NOT NULL, stars smallint, reviewer text);
+INSERT INTO author VALUES (1, 'Le Guin', 'US'), (2, 'Lem', 'PL'), (3, 'Tokarczuk', 'PL'), (4, 'Borges', NULL);
+INSERT INTO book VALUES (10, 'The Dispossessed', 1, 1974, 387, 12.5), (11, 'A Wizard of Earthsea', 1, 1968, 183, 9.3), (12, 'Solaris', 2, 1961, 204, 11), (13, 'The Cyberiad', 2, 1965, 295, NULL), (14, 'Flights', 3, 2007, 403, 15.75), (15, 'Anonymous', NULL, 2001, NULL, 3);
+INSERT INTO review VALUES (100, 10, 5, 'ann'), (101, 10, 4, 'bob'), (102, 12, 5, 'ann'), (103, 14, 3, NULL), (104, 14, 4, 'cid'), (105, 13, 2, 'bob');
+-- joins
+SELECT b.title, a.name FROM book b JOIN author a ON b.author_id = a.id ORDER BY b.id;
+SELECT b.title, a.name FROM book b INNER JOIN author a ON a.id = b.author_id WHERE a.country = 'PL' ORDER BY b.title;
+SELECT a.name, b.title FROM author a LEFT JOIN book b ON b.author_id = a.id ORDER BY a.id, b.id;
+SELECT a.name, b.title FROM book b RIGHT JOIN author a ON b.author_id = a.id ORDER BY a.id, b.id;
+SELECT a.name, b.title FROM author a FULL JOIN book b ON b.author_id = a.id ORDER BY a.name NULLS FIRST, b.title;
+SELECT x.title, y.title FROM book x JOIN book y ON x.author_id = y.author_id AND x.id < y.id ORDER BY x.id, y.id;
+SELECT a.name, b.title, r.stars FROM author a JOIN book b ON b.author_id = a.id JOIN review r ON r.book_id = b.id ORDER BY r.id;
+SELECT a.name, b.title FROM author a, book b WHERE a.id = b.author_id AND b.year < 1970 ORDER BY 2;
+SELECT * FROM author a JOIN book b ON b.author_id = a.id WHERE b.id = 12;
+SELECT count(*) FROM author a CROSS JOIN book b;
+SELECT a.id, b.id FROM author a JOIN book b USING (id);
+-- aggregates, GROUP BY, HAVING
+SELECT author_id, count(*), sum(pages), min(year), max(title) FROM book GROUP BY author_id ORDER BY author_id NULLS FIRST;
+SELECT a.name, count(b.id) AS books FROM author a LEFT JOIN book b ON b.author_id = a.id GROUP BY a.name ORDER BY books DESC, a.name;
+SELECT author_id, sum(pages) FROM book GROUP BY author_id HAVING sum(pages) > 400 ORDER BY 1;
+SELECT country, count(*) FROM author GROUP BY country ORDER BY country;
+SELECT sum(stars), min(stars), max(stars) FROM review;
+SELECT sum(pages) / count(pages) AS mean, count(DISTINCT author_id) FROM book;
+SELECT book_id, count(*) FILTER (WHERE stars >= 4) AS good FROM review GROUP BY book_id ORDER BY book_id;
+SELECT max(price), min(price), sum(price) FROM book;
+SELECT author_id, avg(pages), avg(year) FILTER (WHERE year > 1965) FROM book GROUP BY author_id ORDER BY 1;
+SELECT string_agg(name, ', ' ORDER BY name) FROM author;
+SELECT bool_and(stars > 1), bool_or(stars = 5) FROM review;
+-- DISTINCT
+SELECT DISTINCT country FROM author ORDER BY country;
+SELECT DISTINCT author_id FROM book WHERE author_id IS NOT NULL ORDER BY 1 DESC;
+SELECT DISTINCT reviewer, stars FROM review ORDER BY reviewer, stars;
+-- subqueries
+SELECT title FROM book WHERE author_id IN (SELECT id FROM author WHERE country = 'PL') ORDER BY title;
+SELECT title FROM book WHERE author_id NOT IN (SELECT id FROM author WHERE country = 'PL') ORDER BY title;
+SELECT name FROM author a WHERE EXISTS (SELECT 1 FROM book b WHERE b.author_id = a.id AND b.year > 2000) ORDER BY name;
+SELECT name FROM author a WHERE NOT EXISTS (SELECT 1 FROM book b WHERE b.author_id = a.id) ORDER BY name;
+SELECT title, (SELECT max(name) FROM author a WHERE a.id = b.author_id) AS author FROM book b ORDER BY id;
+SELECT title FROM book WHERE pages > (SELECT avg(pages) FROM book) ORDER BY title;
+SELECT (SELECT max(year) FROM book);
+SELECT b.title, (SELECT count(*) FROM review r WHERE r.book_id = b.id) AS reviews FROM book b ORDER BY b.id;
+SELECT t.author_id, t.n FROM (SELECT author_id, count(*) AS n FROM book GROUP BY author_id) t WHERE t.n > 1 ORDER BY 1;
+-- CTEs
+WITH prolific AS (SELECT author_id FROM book GROUP BY author_id HAVING count(*) > 1) SELECT a.name FROM author a JOIN prolific p ON p.author_id = a.id ORDER BY a.name;
+WITH r AS (SELECT book_id, max(stars) AS best FROM review GROUP BY book_id), b AS (SELECT id, title FROM book) SELECT b.title, r.best FROM b JOIN r ON r.book_id = b.id ORDER BY r.best DESC, b.title;
+-- set operations
+SELECT country FROM author UNION SELECT 'SE' ORDER BY 1;
+SELECT author_id FROM book UNION ALL SELECT id FROM author ORDER BY 1 NULLS FIRST;
+SELECT id FROM author INTERSECT SELECT author_id FROM book ORDER BY 1;
+SELECT id FROM author EXCEPT SELECT author_id FROM book ORDER BY 1;
+-- window functions
+SELECT title, year, row_number() OVER (ORDER BY year) FROM book ORDER BY year;
+SELECT author_id, title, rank() OVER (PARTITION BY author_id ORDER BY pages DESC) AS r FROM book WHERE author_id IS NOT NULL ORDER BY author_id, r;
+SELECT id, stars, sum(stars) OVER (ORDER BY id) AS running FROM review ORDER BY id;
+SELECT book_id, stars, lag(stars) OVER (PARTITION BY book_id ORDER BY id) FROM review ORDER BY id;
+-- ORDER BY with NULLS, LIMIT and OFFSET
+SELECT b.title, b.pages FROM book b LEFT JOIN author a ON a.id = b.author_id ORDER BY b.pages;
+SELECT b.title, b.pages FROM book b LEFT JOIN author a ON a.id = b.author_id ORDER BY b.pages DESC;
+SELECT b.title, b.pages FROM book b LEFT JOIN author a ON a.id = b.author_id ORDER BY b.pages NULLS FIRST LIMIT 3;
+SELECT b.title, a.country FROM book b LEFT JOIN author a ON a.id = b.author_id ORDER BY a.country DESC NULLS LAST, b.title LIMIT 2 OFFSET 1;
+SELECT DISTINCT country FROM author ORDER BY country LIMIT 2 OFFSET 1;
+-- expressions and types through the engine
+SELECT b.id, b.pages / 100, b.pages % 7, b.year - 1900, -b.pages / 2 FROM book b JOIN author a ON a.id = b.author_id ORDER BY b.id;
+SELECT upper(a.name) || '!' AS shout, length(b.title), coalesce(a.country, '??') FROM author a JOIN book b ON b.author_id = a.id ORDER BY b.id LIMIT 3;
+SELECT a.name, CASE WHEN count(b.id) > 1 THEN 'many' ELSE 'few' END FROM author a LEFT JOIN book b ON b.author_id = a.id GROUP BY a.name ORDER BY 1;
+SELECT x FROM (VALUES (1), (2), (NULL)) v(x) ORDER BY x;
+SELECT a.id, b.id FROM author a JOIN book b ON b.author_id = a.id WHERE a.id = 2 ORDER BY b.id;
+SELECT a.id FROM author a WHERE a.id IN (1, 3) AND EXISTS (SELECT 1 FROM book WHERE author_id = a.id) ORDER BY 1;
+-- errors
+SELECT zzz_unknown FROM author a JOIN book b ON b.author_id = a.id;
+SELECT a.zzz_unknown FROM author a JOIN book b ON b.author_id = a.id;
+SELECT id FROM author a JOIN book b ON b.author_id = a.id;
+SELECT name, count(*) FROM author GROUP BY country;
+SELECT b.pages / 0 FROM book b JOIN author a ON a.id = b.author_id;
+SELECT (SELECT id FROM book) FROM author;
+SELECT nosuchfunction() FROM author a JOIN book b ON b.author_id = a.id;
+SELECT * FROM author a JOIN missing m ON m.id = a.id;
+DROP TABLE review;
+DROP TABLE book;
+DROP TABLE author;
