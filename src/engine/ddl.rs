@@ -359,9 +359,12 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
         };
         match created {
             Ok(()) => return Ok(command("CREATE TABLE", Vec::new())),
-            // Another transaction created it first: our storage is unused.
+            // Not created (another transaction created it first, or the
+            // store refused): our storage is unused. Unless the entry's
+            // outcome is unknown (40003): then it may name this storage,
+            // which must stay.
             Err(e) => {
-                if ddl.open.is_none() {
+                if ddl.open.is_none() && e.code != sqlstate::STATEMENT_COMPLETION_UNKNOWN {
                     ddl.store.drop_table(&def).await.map_err(store_error)?;
                 }
                 if e.code != sqlstate::DUPLICATE_TABLE || !plan.if_not_exists {
