@@ -1,32 +1,13 @@
 //! The figure to keep low: LWTs and reads per statement (claims.md, "Cost").
 //! Counted by the embedded store, so these are exact, not timings.
 
-use std::collections::HashMap;
+mod common;
+
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
-use keyclaim::engine::{Engine, EngineConfig};
-use keyclaim::session::Session;
-use keyclaim::store::memory::MemoryStore;
-
-struct Counter {
-    store: Arc<MemoryStore>,
-    engine: Engine,
-    session: Session,
-}
+use common::Counter;
 
 impl Counter {
-    fn new() -> Counter {
-        let store = Arc::new(MemoryStore::new());
-        let engine = Engine::new(store.clone(), EngineConfig::default());
-        let session = Session::new("keyclaim", "keyclaim", &HashMap::new());
-        Counter {
-            store,
-            engine,
-            session,
-        }
-    }
-
     /// Runs `sql` and returns (LWTs, reads) it cost.
     async fn cost(&mut self, sql: &str) -> (u64, u64) {
         let lwts = self.store.counts.lwts.load(Ordering::Relaxed);

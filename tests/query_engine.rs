@@ -5,35 +5,15 @@
 
 mod common;
 
-use std::collections::HashMap;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 
+use common::Counter;
 use futures::StreamExt;
-use keyclaim::engine::{Engine, EngineConfig, Outcome};
-use keyclaim::session::Session;
-use keyclaim::store::memory::MemoryStore;
+use keyclaim::engine::Outcome;
 use keyclaim::types::{SqlType, Value};
 use tokio_postgres::types::Type;
 
-struct Counter {
-    store: Arc<MemoryStore>,
-    engine: Engine,
-    session: Session,
-}
-
 impl Counter {
-    fn new() -> Counter {
-        let store = Arc::new(MemoryStore::new());
-        let engine = Engine::new(store.clone(), EngineConfig::default());
-        let session = Session::new("keyclaim", "keyclaim", &HashMap::new());
-        Counter {
-            store,
-            engine,
-            session,
-        }
-    }
-
     /// Runs `sql` with `params` and returns (rows, store reads) it cost.
     async fn reads(&mut self, sql: &str, params: Vec<Value>) -> (usize, u64) {
         let before = self.store.counts.reads.load(Ordering::Relaxed);

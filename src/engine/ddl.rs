@@ -343,7 +343,7 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
             let column = def.columns[o.column].name.clone();
             let seq_name = ddl.free_name(&name, &column, "seq").await?;
             def.columns[o.column].default = Some(nextval_default(&seq_name));
-            owned.push((seq_name, sequence_relation(&o.def)));
+            owned.push(sequence_relation(&seq_name, &o.def));
         }
         // The table's storage exists before the catalog makes it visible.
         ddl.store.create_table(&def).await.map_err(store_error)?;
@@ -385,34 +385,23 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
     Err(exists(&name))
 }
 
-/// A sequence relation for `def`, with a fresh counter.
-fn sequence_relation(def: &SequenceDef) -> TableDef {
-    let name = String::new();
+/// Sequence relation `name` for `def`, with a fresh counter.
+fn sequence_relation(name: &str, def: &SequenceDef) -> TableDef {
     let mut seq = def.clone();
     seq.counter = storage_id("seq");
     TableDef {
-        name,
-        id: String::new(),
-        columns: Vec::new(),
-        primary_key: Vec::new(),
-        pkey_name: String::new(),
-        uniques: Vec::new(),
-        cql_table: None,
+        name: name.to_owned(),
+        id: name.to_owned(),
         sequence: Some(seq),
-        indexes: Vec::new(),
+        ..NO_TABLE.clone()
     }
 }
 
-/// Create each sequence relation in `seqs` (42P07 if a name is taken).
-async fn create_all(ddl: &Ddl<'_>, seqs: &[(String, TableDef)]) -> SqlResult<()> {
-    for (name, def) in seqs {
-        let def = TableDef {
-            name: name.clone(),
-            id: name.clone(),
-            ..def.clone()
-        };
-        ddl.change(name, |current| match current {
-            Some(_) => Err(exists(name)),
+/// Create each relation in `defs` (42P07 if a name is taken).
+async fn create_all(ddl: &Ddl<'_>, defs: &[TableDef]) -> SqlResult<()> {
+    for def in defs {
+        ddl.change(&def.name, |current| match current {
+            Some(_) => Err(exists(&def.name)),
             None => Ok(Some(def.clone())),
         })
         .await?;
@@ -422,7 +411,6 @@ async fn create_all(ddl: &Ddl<'_>, seqs: &[(String, TableDef)]) -> SqlResult<()>
 
 pub async fn create_sequence(ddl: &Ddl<'_>, plan: &CreateSequence) -> SqlResult<Executed> {
     let name = &plan.name;
-    let mut def = sequence_relation(&plan.def);
     if let Some((table, column)) = &plan.def.owned_by {
         let t = ddl
             .lookup(table)
@@ -435,8 +423,7 @@ pub async fn create_sequence(ddl: &Ddl<'_>, plan: &CreateSequence) -> SqlResult<
             ));
         }
     }
-    def.name = name.clone();
-    match create_all(ddl, &[(name.clone(), def)]).await {
+    match create_all(ddl, &[sequence_relation(name, &plan.def)]).await {
         Ok(()) => Ok(command("CREATE SEQUENCE", Vec::new())),
         Err(e) if e.code == sqlstate::DUPLICATE_TABLE && plan.if_not_exists => Ok(command(
             "CREATE SEQUENCE",

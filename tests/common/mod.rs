@@ -323,3 +323,29 @@ pub fn spawned(
         (client, r)
     })
 }
+
+/// An engine over a fresh embedded store with one session, for the tests
+/// that count the store operations a statement costs (`lwt_cost`,
+/// `query_engine`); each adds the counting method it needs.
+pub struct Counter {
+    pub store: Arc<MemoryStore>,
+    pub engine: Engine,
+    pub session: keyclaim::session::Session,
+}
+
+impl Counter {
+    pub fn new() -> Counter {
+        let store = Arc::new(MemoryStore::new());
+        let engine = Engine::new(store.clone(), keyclaim::engine::EngineConfig::default());
+        let session = keyclaim::session::Session::new(
+            "keyclaim",
+            "keyclaim",
+            &std::collections::HashMap::new(),
+        );
+        Counter {
+            store,
+            engine,
+            session,
+        }
+    }
+}
