@@ -185,6 +185,10 @@ const EPOCH_ATTEMPTS: u32 = 5;
 /// table name (a NUL byte), so no table can take it.
 pub const EPOCH_ENTRY: &str = "\0epoch";
 
+/// The prefix of sequence counter records (`engine::sequence`), which live
+/// in the catalog's namespace but are no relations.
+pub const COUNTER_PREFIX: &str = "\0seq:";
+
 /// The catalog of one proxy: the store is the truth, this is a cache.
 ///
 /// Several proxies may share a store. Each DDL bumps [`EPOCH_ENTRY`]; a proxy

@@ -12,14 +12,14 @@
 //! is given up. So values never repeat; gaps (a lost block, a proxy that
 //! stops with values left) are allowed, as in PostgreSQL.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use crate::catalog::{store_error, Catalog, SequenceDef, TableDef};
+use crate::catalog::{store_error, Catalog, SequenceDef, TableDef, COUNTER_PREFIX};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::session::SequenceValues;
 use crate::sql::expr::{sequence_unsupported, EvalCtx, Expr, SeqFunc};
@@ -72,8 +72,9 @@ pub struct Sequences {
     blocks: DashMap<String, Arc<tokio::sync::Mutex<Option<Block>>>>,
 }
 
-fn record_name(def: &SequenceDef) -> String {
-    format!("\0seq:{}", def.counter)
+/// The catalog-namespace record of counter `counter`.
+fn record_name(counter: &str) -> String {
+    format!("{COUNTER_PREFIX}{counter}")
 }
 
 fn decode(rec: &CatalogRecord) -> SqlResult<State> {
@@ -198,7 +199,7 @@ impl Sequences {
         def: &SequenceDef,
         mut next: impl FnMut(Option<State>) -> SqlResult<State>,
     ) -> SqlResult<()> {
-        let name = record_name(def);
+        let name = record_name(&def.counter);
         let mut current = self.store.read_catalog(&name).await.map_err(store_error)?;
         for _ in 0..ATTEMPTS {
             let state = current.as_ref().map(decode).transpose()?;
@@ -233,7 +234,7 @@ impl Sequences {
 
     /// Remove a dropped sequence's counter (best effort: nothing names it).
     pub async fn remove(store: &dyn Store, counter: &str) -> Result<(), StoreError> {
-        let name = format!("\0seq:{counter}");
+        let name = record_name(counter);
         if let Some(rec) = store.read_catalog(&name).await? {
             store.delete_catalog(&name, rec.version).await?;
         }
@@ -252,8 +253,6 @@ pub struct StatementSequences {
     setvals: VecDeque<(String, i64, bool)>,
     /// pg_get_serial_sequence answers by (table, column).
     serials: HashMap<(String, String), Value>,
-    /// Names resolved to sequences.
-    resolved: HashSet<String>,
     pub values: SequenceValues,
 }
 
@@ -445,7 +444,6 @@ pub async fn prepare(
                 let (_, seq) = resolve(catalog, own, &name)
                     .await
                     .map_err(|e| located(e, &args[0]))?;
-                into.resolved.insert(name.clone());
                 match f {
                     SeqFunc::NextVal => match wanted.iter_mut().find(|w| w.0 == name) {
                         Some(w) => w.2 += 1,

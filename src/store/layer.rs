@@ -46,7 +46,7 @@ pub trait Layer: Send + Sync + 'static {
 
 /// Whether a catalog-namespace record is a sequence counter.
 fn is_counter(name: &str) -> bool {
-    name.starts_with("\0seq:")
+    name.starts_with(crate::catalog::COUNTER_PREFIX)
 }
 
 impl<L: Layer> Layered<L> {
