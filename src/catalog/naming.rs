@@ -2,6 +2,8 @@
 //! `<table>_pkey`, `<table>_<col1>_<col2>_key`, truncated to 63 bytes, with a
 //! number appended when the name is taken.
 
+use crate::error::{SqlError, SqlResult};
+
 const NAMEDATALEN: usize = 63;
 
 /// PostgreSQL's quote_ident (less its keyword list): a name as SQL text,
@@ -17,6 +19,48 @@ pub fn quote_ident(s: &str) -> String {
         s.to_owned()
     } else {
         format!("\"{}\"", s.replace('"', "\"\""))
+    }
+}
+
+/// The dotted parts of a name written in text (`'public.t'::regclass`,
+/// `nextval('"My Seq"')`): folded to lower case unless double-quoted.
+pub fn split_qualified(text: &str) -> SqlResult<Vec<String>> {
+    let invalid = || SqlError::new("22P02", "invalid name syntax");
+    let mut parts = Vec::new();
+    let mut chars = text.trim().chars().peekable();
+    loop {
+        let mut part = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            loop {
+                match chars.next() {
+                    Some('"') if chars.peek() == Some(&'"') => {
+                        chars.next();
+                        part.push('"');
+                    }
+                    Some('"') => break,
+                    Some(c) => part.push(c),
+                    None => return Err(invalid()),
+                }
+            }
+        } else {
+            while let Some(&c) = chars.peek() {
+                if c == '.' {
+                    break;
+                }
+                part.push(c.to_ascii_lowercase());
+                chars.next();
+            }
+        }
+        if part.is_empty() {
+            return Err(invalid());
+        }
+        parts.push(part);
+        match chars.next() {
+            None => return Ok(parts),
+            Some('.') => continue,
+            Some(_) => return Err(invalid()),
+        }
     }
 }
 

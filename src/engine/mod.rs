@@ -399,7 +399,16 @@ impl Engine {
             }
             defs.push(def);
         }
-        let (plan, columns, param_types) = self.inner.query.plan(parsed, defs, hints, &src).await?;
+        let snap = if parsed.system {
+            Some(self.snapshot(own, None).await?)
+        } else {
+            None
+        };
+        let (plan, columns, param_types) = self
+            .inner
+            .query
+            .plan(parsed, defs, snap, hints, &src)
+            .await?;
         Ok(Prepared {
             sql,
             param_types,
@@ -659,7 +668,16 @@ impl Engine {
                 Executed::new(select::run(cx, s, columns).await?)
             }
             Plan::Query(q) => {
-                let run = self.inner.query.run(cx, q, columns, &prepared.param_types);
+                let snap = if q.reads_system() {
+                    let own = cx.open.as_ref().map(|o| o.id);
+                    Some(self.snapshot(own, Some(&cx.env)).await?)
+                } else {
+                    None
+                };
+                let run = self
+                    .inner
+                    .query
+                    .run(cx, q, snap, columns, &prepared.param_types);
                 Executed::new(Box::pin(run).await?)
             }
             Plan::Insert(p) => {
@@ -689,6 +707,32 @@ impl Engine {
             }
         };
         Ok(executed)
+    }
+
+    /// What the system catalog shows a statement of transaction `own`:
+    /// the relations it sees, and its session's user, database and
+    /// settings (none while a statement is only prepared).
+    async fn snapshot(
+        &self,
+        own: Option<TxnId>,
+        env: Option<&SessionEnv>,
+    ) -> SqlResult<Arc<query::Snapshot>> {
+        use crate::sql::expr::Env;
+        let relations = self.inner.catalog.all(own).await?;
+        let (user, database, settings) = match env {
+            Some(env) => (
+                env.user(),
+                env.database(),
+                crate::session::settings::GUCS
+                    .iter()
+                    .map(|g| (g, env.setting(g.name).unwrap_or_default()))
+                    .collect(),
+            ),
+            None => Default::default(),
+        };
+        Ok(Arc::new(query::Snapshot::new(
+            relations, user, database, settings,
+        )))
     }
 
     /// Whether a table this plan used was dropped, recreated or re-indexed

@@ -328,42 +328,7 @@ impl StatementSequences {
 /// read it: optionally `public.`-qualified, folded to lower case unless
 /// double-quoted.
 pub fn relation_name(text: &str) -> SqlResult<String> {
-    let mut parts = Vec::new();
-    let mut chars = text.trim().chars().peekable();
-    loop {
-        let mut part = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        part.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => part.push(c),
-                    None => return Err(SqlError::new("22P02", "invalid name syntax")),
-                }
-            }
-        } else {
-            while let Some(&c) = chars.peek() {
-                if c == '.' {
-                    break;
-                }
-                part.push(c.to_ascii_lowercase());
-                chars.next();
-            }
-        }
-        if part.is_empty() {
-            return Err(SqlError::new("22P02", "invalid name syntax"));
-        }
-        parts.push(part);
-        match chars.next() {
-            None => break,
-            Some('.') => continue,
-            Some(_) => return Err(SqlError::new("22P02", "invalid name syntax")),
-        }
-    }
+    let parts = crate::catalog::naming::split_qualified(text)?;
     match parts.as_slice() {
         [name] => Ok(name.clone()),
         [schema, name] if schema == "public" || schema == "pg_catalog" => Ok(name.clone()),

@@ -19,6 +19,8 @@ mod aggregates;
 mod errors;
 mod provider;
 mod rules;
+mod subqueries;
+pub(crate) mod system;
 mod types;
 
 use std::ops::ControlFlow;
@@ -52,6 +54,7 @@ use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::types::{SqlType, Value};
 pub(crate) use errors::Source;
 use provider::{ScanCtx, Table};
+pub(crate) use system::Snapshot;
 
 /// Whether a SELECT goes to the query engine rather than the fast planner.
 /// A locking SELECT never does: the fast planner answers it, or refuses it
@@ -59,6 +62,9 @@ use provider::{ScanCtx, Table};
 pub(crate) fn routes(q: &ast::Query) -> bool {
     if !q.locks.is_empty() {
         return false;
+    }
+    if reads_system(q) {
+        return true;
     }
     if q.with.is_some() {
         return true;
@@ -86,8 +92,86 @@ pub(crate) fn routes(q: &ast::Query) -> bool {
     .is_break()
 }
 
+/// Whether a query reads pg_catalog or information_schema, calls a
+/// catalog function or casts to a catalog type: the fast path knows none.
+fn reads_system(q: &ast::Query) -> bool {
+    let folded = |i: &ast::Ident| {
+        if i.quote_style.is_some() {
+            i.value.clone()
+        } else {
+            i.value.to_lowercase()
+        }
+    };
+    let parts = |n: &ast::ObjectName| -> Vec<String> {
+        n.0.iter()
+            .map(|p| p.as_ident().map(folded).unwrap_or_default())
+            .collect()
+    };
+    let relation = ast::visit_relations(q, |name| {
+        let system = match parts(name).as_slice() {
+            [name] => system::is_system_relation(None, name),
+            [schema, name] => system::is_system_relation(Some(schema), name),
+            _ => false,
+        };
+        if system {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    if relation.is_break() {
+        return true;
+    }
+    let catalog_type = |dt: &ast::DataType| match dt {
+        ast::DataType::Regclass => true,
+        ast::DataType::Custom(name, _) => matches!(
+            parts(name).last().map(String::as_str),
+            Some("regclass" | "regtype" | "oid" | "regproc" | "regnamespace" | "regrole" | "name")
+        ),
+        _ => false,
+    };
+    ast::visit_expressions(q, |e| {
+        let system = match e {
+            ast::Expr::Function(f) => match parts(&f.name).as_slice() {
+                [schema, _] if schema == "pg_catalog" => true,
+                [name] => {
+                    system::is_system_function(name)
+                        && !FAST_PATH_FUNCTIONS.contains(&name.as_str())
+                }
+                _ => false,
+            },
+            ast::Expr::Cast { data_type, .. } => catalog_type(data_type),
+            ast::Expr::BinaryOp {
+                op: ast::BinaryOperator::PGCustomBinaryOperator(_),
+                ..
+            } => true,
+            _ => false,
+        };
+        if system {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    })
+    .is_break()
+}
+
+/// Session functions the fast path answers itself (`sql::expr`), so a
+/// query that only calls these stays there.
+const FAST_PATH_FUNCTIONS: &[&str] = &[
+    "version",
+    "current_schema",
+    "current_database",
+    "current_catalog",
+    "current_user",
+    "session_user",
+    "user",
+    "pg_backend_pid",
+    "pg_get_serial_sequence",
+];
+
 /// Aggregates the fast path does not compute (it counts, nothing else).
-const AGGREGATES: &[&str] = &[
+pub(crate) const AGGREGATES: &[&str] = &[
     "sum",
     "avg",
     "min",
@@ -131,13 +215,26 @@ pub struct QueryPlan {
     pub(crate) tables: Vec<Arc<TableDef>>,
     /// DataFusion's type for each `$n`, to bind the values as.
     params: Vec<Option<DataType>>,
+    /// A query of the system catalog is planned again at each execution,
+    /// over that execution's snapshot (`system`): this is what it plans.
+    system: Option<df_ast::Statement>,
+}
+
+impl QueryPlan {
+    /// Whether it reads the system catalog (and so needs a snapshot).
+    pub(crate) fn reads_system(&self) -> bool {
+        self.system.is_some()
+    }
 }
 
 /// A query parsed by DataFusion's parser, with the tables it names.
 pub(crate) struct Parsed {
     stmt: df_ast::Statement,
-    /// The tables it reads (CTE names excluded), as keyclaim names them.
+    /// The tables it reads (CTE names excluded), as keyclaim names them;
+    /// system relations are not among them.
     pub tables: Vec<String>,
+    /// Whether it reads system relations or calls catalog functions.
+    pub system: bool,
 }
 
 /// The engine's shared setup: configuration and function registry, cloned
@@ -187,7 +284,12 @@ impl QueryEngine {
         let (refs, _ctes) = datafusion::sql::resolve::resolve_table_references(&wrapped, true)
             .map_err(|e| errors::to_sql_error(e, None))?;
         let mut tables = Vec::new();
+        let mut system = false;
         for r in refs {
+            if r.catalog().is_none() && system::is_system_relation(r.schema(), r.table()) {
+                system = true;
+                continue;
+            }
             let name = match (r.catalog(), r.schema()) {
                 (None, None | Some("public")) => r.table().to_string(),
                 _ => {
@@ -201,40 +303,40 @@ impl QueryEngine {
                 tables.push(name);
             }
         }
-        Ok(Parsed { stmt, tables })
+        if !system {
+            system = df_ast::visit_expressions(&stmt, |e| match e {
+                df_ast::Expr::Function(f)
+                    if system::is_system_function(&f.name.to_string().to_lowercase()) =>
+                {
+                    ControlFlow::Break(())
+                }
+                _ => ControlFlow::Continue(()),
+            })
+            .is_break();
+        }
+        Ok(Parsed {
+            stmt,
+            tables,
+            system,
+        })
     }
 
-    /// Plan a parsed query over `defs` (its tables); the result columns and
-    /// parameter types come out with it. `hints` are the client's
-    /// parameter types.
+    /// Plan a parsed query over `defs` (its tables); `snap`, for a query
+    /// of the system catalog, is what its system relations show. The
+    /// result columns and parameter types come out with it. `hints` are
+    /// the client's parameter types.
     pub async fn plan(
         &self,
         parsed: Parsed,
         defs: Vec<Arc<TableDef>>,
+        snap: Option<Arc<Snapshot>>,
         hints: &[Option<SqlType>],
         src: &Source<'_>,
     ) -> SqlResult<(QueryPlan, Vec<Column>, Vec<SqlType>)> {
-        let schema = Arc::new(MemorySchemaProvider::new());
-        for def in &defs {
-            schema
-                .register_table(def.name.clone(), Arc::new(Table::new(def.clone())))
-                .map_err(|e| errors::to_sql_error(e, None))?;
-        }
-        let catalog = Arc::new(MemoryCatalogProvider::new());
-        catalog
-            .register_schema("public", schema)
-            .map_err(|e| errors::to_sql_error(e, None))?;
-        let catalogs = Arc::new(MemoryCatalogProviderList::new());
-        catalogs.register_catalog("datafusion".into(), catalog);
-        let state = SessionStateBuilder::new_from_existing(self.state.clone())
-            .with_catalog_list(catalogs)
-            .build();
-        let planning = state.statement_to_plan(DfStatement::Statement(Box::new(parsed.stmt)));
-        let logical = AssertUnwindSafe(planning)
-            .catch_unwind()
-            .await
-            .map_err(|_| panicked())?
-            .map_err(|e| errors::to_sql_error(e, Some(src)))?;
+        let system = parsed.system.then(|| parsed.stmt.clone());
+        let logical = self
+            .logical(parsed.stmt, &defs, snap.as_ref(), Some(src))
+            .await?;
         let columns = logical
             .schema()
             .fields()
@@ -275,18 +377,64 @@ impl QueryEngine {
                 logical,
                 tables: defs,
                 params,
+                system,
             },
             columns,
             param_types,
         ))
     }
 
+    /// DataFusion's logical plan of a statement over keyclaim's tables
+    /// `defs` and, with a snapshot, the system relations and functions.
+    async fn logical(
+        &self,
+        stmt: df_ast::Statement,
+        defs: &[Arc<TableDef>],
+        snap: Option<&Arc<Snapshot>>,
+        src: Option<&Source<'_>>,
+    ) -> SqlResult<LogicalPlan> {
+        let df_error = |e| errors::to_sql_error(e, None);
+        let public = Arc::new(MemorySchemaProvider::new());
+        for def in defs {
+            public
+                .register_table(def.name.clone(), Arc::new(Table::new(def.clone())))
+                .map_err(df_error)?;
+        }
+        let catalog = Arc::new(MemoryCatalogProvider::new());
+        let mut state = self.state.clone();
+        if let Some(snap) = snap {
+            let (pg, info) = system::register(&mut state, &public, snap).map_err(df_error)?;
+            catalog
+                .register_schema(system::PG_CATALOG, pg)
+                .map_err(df_error)?;
+            catalog
+                .register_schema(system::INFORMATION_SCHEMA, info)
+                .map_err(df_error)?;
+        }
+        catalog
+            .register_schema("public", public)
+            .map_err(df_error)?;
+        let catalogs = Arc::new(MemoryCatalogProviderList::new());
+        catalogs.register_catalog("datafusion".into(), catalog);
+        let state = SessionStateBuilder::new_from_existing(state)
+            .with_catalog_list(catalogs)
+            .build();
+        let planning = state.statement_to_plan(DfStatement::Statement(Box::new(stmt)));
+        AssertUnwindSafe(planning)
+            .catch_unwind()
+            .await
+            .map_err(|_| panicked())?
+            .map_err(|e| errors::to_sql_error(e, src))
+    }
+
     /// Run a planned query in the statement's context: its rows stream as
-    /// the client takes them.
+    /// the client takes them. `snap` is what a query of the system catalog
+    /// sees in this execution.
     pub(crate) async fn run(
         &self,
         cx: &StmtCtx<'_>,
         plan: &QueryPlan,
+        snap: Option<Arc<Snapshot>>,
         columns: Arc<Vec<Column>>,
         param_types: &[SqlType],
     ) -> SqlResult<Outcome> {
@@ -298,14 +446,17 @@ impl QueryEngine {
             page: cx.scan_page,
         }));
         let df_error = |e| errors::to_sql_error(e, None);
+        let logical = match (&plan.system, &snap) {
+            (Some(stmt), Some(_)) => {
+                Box::pin(self.logical(stmt.clone(), &plan.tables, snap.as_ref(), None)).await?
+            }
+            _ => plan.logical.clone(),
+        };
         let logical = if cx.params.is_empty() {
-            plan.logical.clone()
+            logical
         } else {
             let values = bind(&cx.params, param_types, &plan.params)?;
-            plan.logical
-                .clone()
-                .with_param_values(values)
-                .map_err(df_error)?
+            logical.with_param_values(values).map_err(df_error)?
         };
         let physical = AssertUnwindSafe(state.create_physical_plan(&logical))
             .catch_unwind()

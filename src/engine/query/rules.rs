@@ -9,13 +9,23 @@
 //!   in PostgreSQL (DataFusion reads every integer literal as int8, so
 //!   `a + 1` of an int4 column would come back as bigint). Positional
 //!   ORDER BY / GROUP BY references and LIMIT / OFFSET stay as they are.
+//! - `subqueries::scalar_subqueries`: a scalar subquery that is a plain SELECT of
+//!   one expression takes its value through `single_value` (DataFusion
+//!   decorrelates only aggregated subqueries; the aggregate gives NULL for
+//!   no row and 21000 for more than one, as PostgreSQL does).
+//! - [`catalog_syntax`]: what catalog queries (psql's, drivers') write in
+//!   PostgreSQL's own spelling: `pg_catalog.`-qualified functions,
+//!   `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, and casts to
+//!   `regclass`, `regtype`, `oid`, `name` and `"char"`.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    CastKind, DataType, Expr, GroupByExpr, Ident, LimitClause, OrderByKind, Query, Select,
-    SelectItem, SetExpr, TrimWhereField, Value, VisitMut, VisitorMut,
+    BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, LimitClause, ObjectName,
+    ObjectNamePart, OrderByKind, Query, Select, SelectItem, SetExpr, TrimWhereField, Value,
+    VisitMut, VisitorMut,
 };
 
 /// What marks a name made unique for DataFusion (`SELECT a, a`), which
@@ -32,6 +42,10 @@ pub(crate) fn client_name(field_name: &str) -> &str {
 pub(crate) fn rewrite(q: &mut Query) {
     name_outputs(q);
     int4_literals(q);
+    super::system::skip_empty_selects(q);
+    super::subqueries::select_list_subqueries(q);
+    super::subqueries::scalar_subqueries(q);
+    catalog_syntax(q);
 }
 
 /// PostgreSQL's folding of an identifier.
@@ -298,6 +312,131 @@ pub(crate) fn int4_literals(q: &mut Query) {
     let _ = q.visit(&mut Protect);
     let _ = q.visit(&mut Cast);
     let _ = q.visit(&mut Release);
+}
+
+/// The last part of a possibly `pg_catalog.`-qualified name, folded; None
+/// when qualified by another schema.
+fn catalog_name(name: &ObjectName) -> Option<String> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| p.as_ident().map(folded).unwrap_or_default())
+        .collect();
+    match parts.as_slice() {
+        [name] => Some(name.clone()),
+        [schema, name] if schema == "pg_catalog" => Some(name.clone()),
+        _ => None,
+    }
+}
+
+/// What a cast to a catalog type becomes: a call of the function that
+/// reads the name (`regclass`, `regtype`), or a cast to the type that
+/// stands for it in the engine.
+enum CatalogCast {
+    Call(&'static str),
+    To(DataType),
+}
+
+fn catalog_cast(dt: &DataType) -> Option<CatalogCast> {
+    use super::system::{REGCLASS, REGTYPE};
+    let name = match dt {
+        DataType::Regclass => return Some(CatalogCast::Call(REGCLASS)),
+        DataType::Custom(name, modifiers) if modifiers.is_empty() => catalog_name(name)?,
+        DataType::Text => return None,
+        _ => return None,
+    };
+    Some(match name.as_str() {
+        "regclass" => CatalogCast::Call(REGCLASS),
+        "regtype" => CatalogCast::Call(REGTYPE),
+        "oid" | "regproc" | "regprocedure" | "regnamespace" | "regrole" | "regoper"
+        | "regoperator" | "regconfig" | "xid" | "cid" => {
+            CatalogCast::To(DataType::IntUnsigned(None))
+        }
+        "name" | "char" | "text" => CatalogCast::To(DataType::Text),
+        _ => return None,
+    })
+}
+
+/// The operator `OPERATOR(pg_catalog.~)` names.
+fn custom_operator(parts: &[String]) -> Option<BinaryOperator> {
+    let op = match parts {
+        [op] => op,
+        [schema, op] if schema == "pg_catalog" => op,
+        _ => return None,
+    };
+    Some(match op.as_str() {
+        "~" => BinaryOperator::PGRegexMatch,
+        "~*" => BinaryOperator::PGRegexIMatch,
+        "!~" => BinaryOperator::PGRegexNotMatch,
+        "!~*" => BinaryOperator::PGRegexNotIMatch,
+        "=" => BinaryOperator::Eq,
+        "<>" | "!=" => BinaryOperator::NotEq,
+        "<" => BinaryOperator::Lt,
+        "<=" => BinaryOperator::LtEq,
+        ">" => BinaryOperator::Gt,
+        ">=" => BinaryOperator::GtEq,
+        "||" => BinaryOperator::StringConcat,
+        "~~" => return None,
+        _ => return None,
+    })
+}
+
+pub(super) fn call(name: &str, arg: Expr) -> Expr {
+    Expr::Function(Function {
+        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+/// Rewrite the catalog spellings of PostgreSQL into what DataFusion plans.
+pub(crate) fn catalog_syntax(q: &mut Query) {
+    struct Catalog;
+    impl VisitorMut for Catalog {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Function(f) if f.name.0.len() == 2 => {
+                    if let Some(name) = catalog_name(&f.name) {
+                        f.name = ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]);
+                    }
+                }
+                Expr::BinaryOp { op, .. } => {
+                    if let BinaryOperator::PGCustomBinaryOperator(parts) = op {
+                        if let Some(known) = custom_operator(parts) {
+                            *op = known;
+                        }
+                    }
+                }
+                Expr::Collate { expr, .. } => {
+                    let inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+                    *e = inner;
+                }
+                Expr::Cast {
+                    expr, data_type, ..
+                } => match catalog_cast(data_type) {
+                    Some(CatalogCast::Call(f)) => {
+                        let inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+                        *e = call(f, inner);
+                    }
+                    Some(CatalogCast::To(dt)) => *data_type = dt,
+                    None => {}
+                },
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Catalog);
 }
 
 #[cfg(test)]

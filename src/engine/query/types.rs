@@ -126,6 +126,9 @@ pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
         DataType::Date32 | DataType::Date64 => SqlType::Date,
         DataType::Timestamp(_, None) => SqlType::Timestamp,
         DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
+        // An array (the catalog's name[] and int2vector columns,
+        // array_agg) is sent as its text form.
+        DataType::List(_) | DataType::LargeList(_) => SqlType::Text,
         other => {
             return Err(SqlError::unsupported(
                 format!("a result of type {other} is not supported"),
@@ -280,6 +283,7 @@ pub(crate) fn from_scalar(s: ScalarValue, ty: &SqlType) -> SqlResult<Value> {
         S::TimestampNanosecond(Some(v), tz) => {
             stamp(timestamp(v, TimeUnit::Nanosecond)?, tz.is_some())
         }
+        S::List(list) => Value::Text(array_text(list.value(0).as_ref())?),
         other => {
             return Err(SqlError::unsupported(
                 format!("a result of type {} is not supported", other.data_type()),
@@ -299,6 +303,47 @@ pub(crate) fn from_scalar(s: ScalarValue, ty: &SqlType) -> SqlResult<Value> {
         return Ok(v);
     }
     v.cast_to(ty)
+}
+
+/// An array's text form, as PostgreSQL prints it: `{a,b,NULL}`, with
+/// elements quoted where they hold a delimiter, a quote, a backslash or
+/// white space, or are empty or the word NULL.
+fn array_text(items: &dyn datafusion::arrow::array::Array) -> SqlResult<String> {
+    let mut out = String::from("{");
+    for i in 0..items.len() {
+        if i > 0 {
+            out.push(',');
+        }
+        let s =
+            ScalarValue::try_from_array(items, i).map_err(|e| SqlError::internal(e.to_string()))?;
+        if s.is_null() {
+            out.push_str("NULL");
+            continue;
+        }
+        let text = match from_scalar(s.clone(), &SqlType::Text)? {
+            Value::Text(t) => t,
+            other => other.to_text().unwrap_or_default(),
+        };
+        let plain = !text.is_empty()
+            && !text.eq_ignore_ascii_case("null")
+            && !text
+                .chars()
+                .any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace());
+        if plain {
+            out.push_str(&text);
+        } else {
+            out.push('"');
+            for c in text.chars() {
+                if c == '"' || c == '\\' {
+                    out.push('\\');
+                }
+                out.push(c);
+            }
+            out.push('"');
+        }
+    }
+    out.push('}');
+    Ok(out)
 }
 
 fn stamp(t: DateTime<Utc>, zoned: bool) -> Value {

@@ -1,0 +1,441 @@
+//! Scalar subqueries in the shapes DataFusion can decorrelate.
+//!
+//! DataFusion turns a correlated scalar subquery into a join only when it
+//! is aggregated and its correlation is equalities between an inner and
+//! an outer column. PostgreSQL runs any; what clients send (psql's `\d`,
+//! ORMs' counts and lookups) is mostly a plain lookup by key, which these
+//! rewrites bring into that shape, each exact:
+//!
+//! - `EXISTS` and `ARRAY(SELECT ...)` in a select list become a count
+//!   and an array_agg;
+//! - the value of a one-expression SELECT is taken through `single_value`
+//!   (NULL for no row, 21000 for more than one, as PostgreSQL answers);
+//! - where the subquery's WHERE equates an outer column with an inner
+//!   one, the outer column's other uses there become the inner one;
+//! - conditions on outer columns alone move out of the subquery:
+//!   `(SELECT x FROM t WHERE k = o.k AND o.flag)` is
+//!   `CASE WHEN o.flag THEN (SELECT x FROM t WHERE k = o.k) END`, since a
+//!   subquery that finds no row is NULL too.
+//!
+//! Outer columns are told by their qualifier: a name qualified by no
+//! relation of the subquery's FROM. Unqualified names are left alone.
+
+use std::collections::{HashMap, HashSet};
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, CaseWhen, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause,
+    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, ObjectName, ObjectNamePart,
+    OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor, Value, Visit, VisitMut, Visitor,
+    VisitorMut,
+};
+
+use super::aggregates::SINGLE_VALUE;
+use super::rules::call;
+
+/// Whether an expression computes an aggregate or a window function.
+fn aggregates(e: &Expr) -> bool {
+    let mut found = false;
+    let _ = e.visit(&mut FindAggregate(&mut found));
+    found
+}
+
+struct FindAggregate<'a>(&'a mut bool);
+
+impl Visitor for FindAggregate<'_> {
+    type Break = ();
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e {
+            let name = f.name.to_string().to_lowercase();
+            if f.over.is_some()
+                || name == "count"
+                || name == SINGLE_VALUE
+                || super::AGGREGATES.contains(&name.as_str())
+            {
+                *self.0 = true;
+                return ControlFlow::Break(());
+            }
+        }
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_query(&mut self, _: &Query) -> ControlFlow<()> {
+        // A nested subquery's aggregates are its own.
+        ControlFlow::Continue(())
+    }
+}
+
+/// Whether a subquery is one plain SELECT: no ORDER BY, LIMIT, WITH,
+/// grouping or DISTINCT, and a FROM.
+fn plain_select(sub: &mut Query) -> Option<&mut Select> {
+    if sub.order_by.is_some()
+        || sub.limit_clause.is_some()
+        || sub.fetch.is_some()
+        || sub.with.is_some()
+    {
+        return None;
+    }
+    let SetExpr::Select(s) = sub.body.as_mut() else {
+        return None;
+    };
+    let ungrouped = matches!(&s.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
+        && s.having.is_none()
+        && s.distinct.is_none()
+        && s.named_window.is_empty()
+        && !s.from.is_empty();
+    ungrouped.then_some(s.as_mut())
+}
+
+/// `EXISTS (...)` and `ARRAY(SELECT ...)` in a select list, which
+/// DataFusion runs only in WHERE (EXISTS) or not at all (ARRAY), as
+/// aggregated scalar subqueries: `(SELECT count(*) ...) > 0` and
+/// `coalesce((SELECT array_agg(x ORDER BY ...) ...), '{}')`.
+pub(crate) fn select_list_subqueries(q: &mut Query) {
+    struct Rewrite;
+    impl VisitorMut for Rewrite {
+        type Break = ();
+        fn post_visit_select(&mut self, s: &mut Select) -> ControlFlow<()> {
+            for item in &mut s.projection {
+                if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item
+                {
+                    let _ = VisitMut::visit(e, &mut InList);
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    struct InList;
+    impl VisitorMut for InList {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Exists { subquery, negated } => {
+                    let negated = *negated;
+                    let mut sub = subquery.clone();
+                    let Some(s) = plain_select(&mut sub) else {
+                        return ControlFlow::Continue(());
+                    };
+                    s.projection = vec![SelectItem::UnnamedExpr(count_star())];
+                    *e = Expr::BinaryOp {
+                        left: Box::new(Expr::Subquery(sub)),
+                        op: if negated {
+                            BinaryOperator::Eq
+                        } else {
+                            BinaryOperator::Gt
+                        },
+                        right: Box::new(Expr::value(Value::Number("0".into(), false))),
+                    };
+                }
+                Expr::Function(f) if f.name.to_string().eq_ignore_ascii_case("array") => {
+                    let FunctionArguments::Subquery(sub) = &f.args else {
+                        return ControlFlow::Continue(());
+                    };
+                    let mut sub = sub.clone();
+                    let order = sub.order_by.take();
+                    let Some(s) = plain_select(&mut sub) else {
+                        return ControlFlow::Continue(());
+                    };
+                    let [SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. }] =
+                        s.projection.as_mut_slice()
+                    else {
+                        return ControlFlow::Continue(());
+                    };
+                    let mut agg = call("array_agg", x.clone());
+                    if let (Expr::Function(f), Some(order)) = (&mut agg, order) {
+                        if let (FunctionArguments::List(list), OrderByKind::Expressions(by)) =
+                            (&mut f.args, order.kind)
+                        {
+                            list.clauses.push(FunctionArgumentClause::OrderBy(by));
+                        }
+                    }
+                    s.projection = vec![SelectItem::UnnamedExpr(agg)];
+                    let empty = Expr::Function(Function {
+                        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(
+                            "make_array",
+                        ))]),
+                        uses_odbc_syntax: false,
+                        parameters: FunctionArguments::None,
+                        args: FunctionArguments::List(FunctionArgumentList {
+                            duplicate_treatment: None,
+                            args: Vec::new(),
+                            clauses: Vec::new(),
+                        }),
+                        filter: None,
+                        null_treatment: None,
+                        over: None,
+                        within_group: Vec::new(),
+                    });
+                    let mut coalesce = call("coalesce", Expr::Subquery(sub));
+                    if let Expr::Function(f) = &mut coalesce {
+                        if let FunctionArguments::List(list) = &mut f.args {
+                            list.args
+                                .push(FunctionArg::Unnamed(FunctionArgExpr::Expr(empty)));
+                        }
+                    }
+                    *e = coalesce;
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Rewrite);
+}
+
+fn count_star() -> Expr {
+    Expr::Function(Function {
+        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new("count"))]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![FunctionArg::Unnamed(FunctionArgExpr::Wildcard)],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+/// Take each plain one-expression scalar subquery's value through
+/// `single_value`.
+pub(crate) fn scalar_subqueries(q: &mut Query) {
+    struct Single;
+    impl VisitorMut for Single {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let Expr::Subquery(sub) = e else {
+                return ControlFlow::Continue(());
+            };
+            let Some(s) = plain_select(sub) else {
+                return ControlFlow::Continue(());
+            };
+            if s.projection.len() != 1 {
+                return ControlFlow::Continue(());
+            }
+            let item = match &mut s.projection[0] {
+                SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => e,
+                _ => return ControlFlow::Continue(()),
+            };
+            // Only a subquery that is NULL on no row may have conditions
+            // moved out of it (a count is 0 there, not NULL).
+            let single = !aggregates(item);
+            if single {
+                let inner = std::mem::replace(item, Expr::value(Value::Null));
+                *item = call(SINGLE_VALUE, inner);
+            }
+            let hoisted = decorrelate(s, single);
+            if let Some(condition) = hoisted {
+                let sub = std::mem::replace(e, Expr::value(Value::Null));
+                *e = Expr::Case {
+                    case_token: AttachedToken::empty(),
+                    end_token: AttachedToken::empty(),
+                    operand: None,
+                    conditions: vec![CaseWhen {
+                        condition,
+                        result: sub,
+                    }],
+                    else_result: None,
+                };
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Single);
+}
+
+/// The names a SELECT's FROM gives its relations (aliases, else table
+/// names), folded; None if some relation cannot be named so.
+fn from_names(s: &Select) -> Option<HashSet<String>> {
+    let mut names = HashSet::new();
+    for twj in &s.from {
+        for factor in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation)) {
+            match factor {
+                TableFactor::Table { alias: Some(a), .. }
+                | TableFactor::Derived { alias: Some(a), .. } => {
+                    names.insert(fold(&a.name));
+                }
+                TableFactor::Table {
+                    name, alias: None, ..
+                } => {
+                    let last = name.0.last()?.as_ident()?;
+                    names.insert(fold(last));
+                }
+                _ => return None,
+            }
+        }
+    }
+    Some(names)
+}
+
+fn fold(i: &Ident) -> String {
+    if i.quote_style.is_some() {
+        i.value.clone()
+    } else {
+        i.value.to_lowercase()
+    }
+}
+
+/// The split of a conjunction into its conjuncts.
+fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            conjuncts(*left, out);
+            conjuncts(*right, out);
+        }
+        Expr::Nested(inner)
+            if matches!(
+                inner.as_ref(),
+                Expr::BinaryOp {
+                    op: BinaryOperator::And,
+                    ..
+                }
+            ) =>
+        {
+            conjuncts(*inner, out)
+        }
+        other => out.push(other),
+    }
+}
+
+fn and(items: Vec<Expr>) -> Option<Expr> {
+    items.into_iter().reduce(|a, b| Expr::BinaryOp {
+        left: Box::new(a),
+        op: BinaryOperator::And,
+        right: Box::new(b),
+    })
+}
+
+/// A qualified column's (qualifier, column), folded.
+fn qualified(e: &Expr) -> Option<(String, String)> {
+    match e {
+        Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
+            Some((fold(&parts[0]), fold(&parts[1])))
+        }
+        _ => None,
+    }
+}
+
+/// How an expression refers to columns: (outer, inner or unqualified).
+fn references(e: &Expr, inner: &HashSet<String>) -> (bool, bool) {
+    struct Refs<'a> {
+        inner: &'a HashSet<String>,
+        outer: bool,
+        local: bool,
+    }
+    impl Visitor for Refs<'_> {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+            match e {
+                Expr::Identifier(_) => self.local = true,
+                Expr::CompoundIdentifier(_) => match qualified(e) {
+                    Some((q, _)) if !self.inner.contains(&q) => self.outer = true,
+                    _ => self.local = true,
+                },
+                Expr::Subquery(_) | Expr::Exists { .. } | Expr::InSubquery { .. } => {
+                    // Its own names are not ours to judge.
+                    self.local = true;
+                    return ControlFlow::Break(());
+                }
+                _ => {}
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let mut r = Refs {
+        inner,
+        outer: false,
+        local: false,
+    };
+    let _ = e.visit(&mut r);
+    (r.outer, r.local)
+}
+
+/// Bring a subquery's WHERE into a shape DataFusion decorrelates; the
+/// conditions on outer columns alone come back, to guard its value with.
+fn decorrelate(s: &mut Select, may_hoist: bool) -> Option<Expr> {
+    let inner = from_names(s)?;
+    let selection = s.selection.take()?;
+    let mut parts = Vec::new();
+    conjuncts(selection, &mut parts);
+    // Outer columns equated with inner ones.
+    let mut same: HashMap<(String, String), Expr> = HashMap::new();
+    for p in &parts {
+        if let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } = p
+        {
+            for (a, b) in [(left, right), (right, left)] {
+                if let (Some(outer), Some((q, _))) = (qualified(a), qualified(b)) {
+                    if !inner.contains(&outer.0) && inner.contains(&q) {
+                        same.entry(outer).or_insert_with(|| b.as_ref().clone());
+                    }
+                }
+            }
+        }
+    }
+    let is_equation = |p: &Expr| match p {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } => {
+            let side = |e: &Expr| qualified(e).map(|(q, _)| inner.contains(&q));
+            matches!(
+                (side(left), side(right)),
+                (Some(true), Some(false)) | (Some(false), Some(true))
+            )
+        }
+        _ => false,
+    };
+    let mut kept = Vec::new();
+    let mut hoisted = Vec::new();
+    for mut p in parts {
+        if !is_equation(&p) && !same.is_empty() {
+            let _ = VisitMut::visit(
+                &mut p,
+                &mut Substitute {
+                    same: &same,
+                    inner: &inner,
+                },
+            );
+        }
+        match references(&p, &inner) {
+            (true, false) if may_hoist => hoisted.push(p),
+            _ => kept.push(p),
+        }
+    }
+    s.selection = and(kept);
+    and(hoisted).map(|c| Expr::Nested(Box::new(c)))
+}
+
+/// Replaces outer columns by the inner columns they are equated with.
+struct Substitute<'a> {
+    same: &'a HashMap<(String, String), Expr>,
+    inner: &'a HashSet<String>,
+}
+
+impl VisitorMut for Substitute<'_> {
+    type Break = ();
+    fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+        if let Some(key) = qualified(e) {
+            if !self.inner.contains(&key.0) {
+                if let Some(by) = self.same.get(&key) {
+                    *e = by.clone();
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        ControlFlow::Continue(())
+    }
+}

@@ -1,0 +1,625 @@
+//! The catalog and session functions clients call, answered from the
+//! execution's snapshot: `format_type`, `pg_get_indexdef`,
+//! `pg_get_constraintdef`, `pg_table_is_visible`, `to_regclass`, the
+//! `::regclass` and `::regtype` casts (`rules` turns them into calls),
+//! `current_user`, `version()` and the like.
+//!
+//! They are evaluated row by row: their inputs are catalog rows and
+//! constants, a few hundred at most.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::common::{DataFusionError, Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+
+use super::{pg_catalog, pg_types, Snapshot};
+use crate::error::{sqlstate, SqlError};
+
+/// One function's body: the snapshot and one row's arguments.
+type Body = fn(&Snapshot, &[ScalarValue]) -> Result<ScalarValue, SqlError>;
+
+/// What a function takes and gives.
+struct Spec {
+    name: &'static str,
+    /// Each accepted argument list.
+    takes: &'static [&'static [Arg]],
+    gives: Ret,
+    body: Body,
+}
+
+#[derive(Clone, Copy)]
+enum Arg {
+    Oid,
+    Int,
+    Text,
+    Bool,
+    Any,
+}
+
+#[derive(Clone, Copy)]
+enum Ret {
+    Oid,
+    Int,
+    Text,
+    Bool,
+    TextList,
+}
+
+impl Ret {
+    fn data_type(self) -> DataType {
+        match self {
+            Ret::Oid => DataType::UInt32,
+            Ret::Int => DataType::Int32,
+            Ret::Text => DataType::Utf8,
+            Ret::Bool => DataType::Boolean,
+            Ret::TextList => DataType::List(Arc::new(Field::new("item", DataType::Utf8, true))),
+        }
+    }
+}
+
+fn oid_arg(v: Option<&ScalarValue>) -> Option<u32> {
+    match v? {
+        ScalarValue::UInt32(n) => *n,
+        ScalarValue::Int64(n) => n.and_then(|n| u32::try_from(n).ok()),
+        ScalarValue::Int32(n) => n.and_then(|n| u32::try_from(n).ok()),
+        ScalarValue::Utf8(s) => s.as_deref().and_then(|s| s.parse().ok()),
+        _ => None,
+    }
+}
+
+fn int_arg(v: Option<&ScalarValue>) -> Option<i64> {
+    match v? {
+        ScalarValue::Int32(n) => n.map(i64::from),
+        ScalarValue::Int64(n) => *n,
+        ScalarValue::Int16(n) => n.map(i64::from),
+        ScalarValue::UInt32(n) => n.map(i64::from),
+        _ => None,
+    }
+}
+
+fn text_arg(v: Option<&ScalarValue>) -> Option<String> {
+    match v? {
+        ScalarValue::Utf8(s) | ScalarValue::LargeUtf8(s) | ScalarValue::Utf8View(s) => s.clone(),
+        other if !other.is_null() => Some(other.to_string()),
+        _ => None,
+    }
+}
+
+fn text(s: Option<String>) -> ScalarValue {
+    ScalarValue::Utf8(s)
+}
+
+fn truth(_: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
+    Ok(ScalarValue::Boolean(Some(true)))
+}
+
+fn nothing(_: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
+    Ok(ScalarValue::Utf8(None))
+}
+
+fn user(s: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
+    Ok(text(Some(s.user.clone())))
+}
+
+fn database(s: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
+    Ok(text(Some(s.database.clone())))
+}
+
+const OID: &[&[Arg]] = &[&[Arg::Oid]];
+const NONE: &[&[Arg]] = &[&[]];
+const PRIVILEGE: &[&[Arg]] = &[
+    &[Arg::Any, Arg::Text],
+    &[Arg::Any, Arg::Any, Arg::Text],
+    &[Arg::Any, Arg::Any, Arg::Any, Arg::Text],
+];
+
+/// Every function answered here.
+const SPECS: &[Spec] = &[
+    Spec {
+        name: "pg_table_is_visible",
+        takes: OID,
+        gives: Ret::Bool,
+        body: |s, a| {
+            let known = oid_arg(a.first()).and_then(|o| s.relation_name(o));
+            Ok(ScalarValue::Boolean(known.map(|_| true)))
+        },
+    },
+    Spec {
+        name: "pg_type_is_visible",
+        takes: OID,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "pg_function_is_visible",
+        takes: OID,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "format_type",
+        takes: &[&[Arg::Oid, Arg::Int]],
+        gives: Ret::Text,
+        body: |_, a| {
+            let typmod = int_arg(a.get(1)).and_then(|m| i32::try_from(m).ok());
+            Ok(text(
+                oid_arg(a.first()).map(|o| pg_types::format(o, typmod)),
+            ))
+        },
+    },
+    Spec {
+        name: "pg_get_indexdef",
+        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Int, Arg::Bool]],
+        gives: Ret::Text,
+        body: |s, a| {
+            let Some(oid) = oid_arg(a.first()) else {
+                return Ok(text(None));
+            };
+            match int_arg(a.get(1)).unwrap_or(0) {
+                0 => Ok(text(pg_catalog::indexdef(s, oid))),
+                col => Ok(text(s.indexes().find(|i| i.oid == oid).and_then(|i| {
+                    let c = *i.columns.get(usize::try_from(col - 1).ok()?)?;
+                    Some(crate::catalog::naming::quote_ident(
+                        &i.table.columns[c].name,
+                    ))
+                }))),
+            }
+        },
+    },
+    Spec {
+        name: "pg_get_constraintdef",
+        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        gives: Ret::Text,
+        body: |s, a| {
+            Ok(text(
+                oid_arg(a.first()).and_then(|o| pg_catalog::constraintdef(s, o)),
+            ))
+        },
+    },
+    Spec {
+        // keyclaim keeps expressions as their text already.
+        name: "pg_get_expr",
+        takes: &[&[Arg::Text, Arg::Oid], &[Arg::Text, Arg::Oid, Arg::Bool]],
+        gives: Ret::Text,
+        body: |_, a| Ok(text(text_arg(a.first()))),
+    },
+    Spec {
+        name: "obj_description",
+        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Text]],
+        gives: Ret::Text,
+        body: nothing,
+    },
+    Spec {
+        name: "col_description",
+        takes: &[&[Arg::Oid, Arg::Int]],
+        gives: Ret::Text,
+        body: nothing,
+    },
+    Spec {
+        name: "shobj_description",
+        takes: &[&[Arg::Oid, Arg::Text]],
+        gives: Ret::Text,
+        body: nothing,
+    },
+    Spec {
+        name: "pg_get_viewdef",
+        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        gives: Ret::Text,
+        body: nothing,
+    },
+    Spec {
+        name: "to_regclass",
+        takes: &[&[Arg::Text]],
+        gives: Ret::Oid,
+        body: |s, a| {
+            Ok(ScalarValue::UInt32(
+                text_arg(a.first()).and_then(|n| s.relation_oid(&n)),
+            ))
+        },
+    },
+    Spec {
+        name: "to_regtype",
+        takes: &[&[Arg::Text]],
+        gives: Ret::Oid,
+        body: |_, a| {
+            Ok(ScalarValue::UInt32(
+                text_arg(a.first()).and_then(|n| pg_types::oid_by_name(&n)),
+            ))
+        },
+    },
+    Spec {
+        name: REGCLASS,
+        takes: &[&[Arg::Text]],
+        gives: Ret::Oid,
+        body: |s, a| match text_arg(a.first()) {
+            None => Ok(ScalarValue::UInt32(None)),
+            Some(n) => match n.parse::<u32>() {
+                Ok(oid) => Ok(ScalarValue::UInt32(Some(oid))),
+                Err(_) => s
+                    .relation_oid(&n)
+                    .map(|o| ScalarValue::UInt32(Some(o)))
+                    .ok_or_else(|| {
+                        SqlError::new(
+                            sqlstate::UNDEFINED_TABLE,
+                            format!("relation \"{n}\" does not exist"),
+                        )
+                    }),
+            },
+        },
+    },
+    Spec {
+        name: REGTYPE,
+        takes: &[&[Arg::Text]],
+        gives: Ret::Oid,
+        body: |_, a| match text_arg(a.first()) {
+            None => Ok(ScalarValue::UInt32(None)),
+            Some(n) => match n.parse::<u32>() {
+                Ok(oid) => Ok(ScalarValue::UInt32(Some(oid))),
+                Err(_) => pg_types::oid_by_name(&n)
+                    .map(|o| ScalarValue::UInt32(Some(o)))
+                    .ok_or_else(|| SqlError::new("42704", format!("type \"{n}\" does not exist"))),
+            },
+        },
+    },
+    Spec {
+        name: "has_table_privilege",
+        takes: PRIVILEGE,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "has_schema_privilege",
+        takes: PRIVILEGE,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "has_database_privilege",
+        takes: PRIVILEGE,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "has_sequence_privilege",
+        takes: PRIVILEGE,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "has_column_privilege",
+        takes: &[
+            &[Arg::Any, Arg::Any, Arg::Text],
+            &[Arg::Any, Arg::Any, Arg::Any, Arg::Text],
+        ],
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "has_any_column_privilege",
+        takes: PRIVILEGE,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "current_user",
+        takes: NONE,
+        gives: Ret::Text,
+        body: user,
+    },
+    Spec {
+        name: "session_user",
+        takes: NONE,
+        gives: Ret::Text,
+        body: user,
+    },
+    Spec {
+        name: "current_role",
+        takes: NONE,
+        gives: Ret::Text,
+        body: user,
+    },
+    Spec {
+        name: "user",
+        takes: NONE,
+        gives: Ret::Text,
+        body: user,
+    },
+    Spec {
+        name: "current_database",
+        takes: NONE,
+        gives: Ret::Text,
+        body: database,
+    },
+    Spec {
+        name: "current_catalog",
+        takes: NONE,
+        gives: Ret::Text,
+        body: database,
+    },
+    Spec {
+        name: "current_schema",
+        takes: NONE,
+        gives: Ret::Text,
+        body: |_, _| Ok(text(Some("public".into()))),
+    },
+    Spec {
+        name: "current_schemas",
+        takes: &[&[Arg::Bool]],
+        gives: Ret::TextList,
+        body: |_, a| {
+            let implicit = matches!(a.first(), Some(ScalarValue::Boolean(Some(true))));
+            let names: &[&str] = if implicit {
+                &["pg_catalog", "public"]
+            } else {
+                &["public"]
+            };
+            let items: Vec<ScalarValue> = names.iter().map(|n| text(Some(n.to_string()))).collect();
+            Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+                &items,
+                &DataType::Utf8,
+            )))
+        },
+    },
+    Spec {
+        name: "version",
+        takes: NONE,
+        gives: Ret::Text,
+        body: |_, _| Ok(text(Some(crate::version_string()))),
+    },
+    Spec {
+        name: "pg_backend_pid",
+        takes: NONE,
+        gives: Ret::Int,
+        body: |_, _| Ok(ScalarValue::Int32(Some(std::process::id() as i32))),
+    },
+    Spec {
+        name: "pg_get_userbyid",
+        takes: OID,
+        gives: Ret::Text,
+        body: |s, a| {
+            Ok(text(oid_arg(a.first()).map(|o| {
+                if o == super::oids::SUPERUSER {
+                    s.user.clone()
+                } else if o == super::oids::DATABASE_OWNER {
+                    "pg_database_owner".into()
+                } else {
+                    format!("unknown (OID={o})")
+                }
+            })))
+        },
+    },
+    Spec {
+        name: "pg_encoding_to_char",
+        takes: &[&[Arg::Int]],
+        gives: Ret::Text,
+        body: |_, a| {
+            Ok(text(int_arg(a.first()).map(|e| {
+                if e == 6 {
+                    "UTF8".into()
+                } else {
+                    String::new()
+                }
+            })))
+        },
+    },
+    Spec {
+        name: "pg_get_statisticsobjdef_columns",
+        takes: OID,
+        gives: Ret::Text,
+        body: nothing,
+    },
+    Spec {
+        name: "pg_relation_is_publishable",
+        takes: &[&[Arg::Any]],
+        gives: Ret::Bool,
+        body: |_, _| Ok(ScalarValue::Boolean(Some(false))),
+    },
+    Spec {
+        name: "pg_is_in_recovery",
+        takes: NONE,
+        gives: Ret::Bool,
+        body: |_, _| Ok(ScalarValue::Boolean(Some(false))),
+    },
+    Spec {
+        name: "pg_my_temp_schema",
+        takes: NONE,
+        gives: Ret::Oid,
+        body: |_, _| Ok(ScalarValue::UInt32(Some(0))),
+    },
+    Spec {
+        name: "pg_is_other_temp_schema",
+        takes: OID,
+        gives: Ret::Bool,
+        body: |_, _| Ok(ScalarValue::Boolean(Some(false))),
+    },
+    Spec {
+        name: "pg_tablespace_location",
+        takes: OID,
+        gives: Ret::Text,
+        body: |_, _| Ok(text(Some(String::new()))),
+    },
+    Spec {
+        name: "quote_ident",
+        takes: &[&[Arg::Text]],
+        gives: Ret::Text,
+        body: |_, a| {
+            Ok(text(
+                text_arg(a.first()).map(|s| crate::catalog::naming::quote_ident(&s)),
+            ))
+        },
+    },
+    Spec {
+        name: "pg_get_serial_sequence",
+        takes: &[&[Arg::Text, Arg::Text]],
+        gives: Ret::Text,
+        body: |s, a| {
+            let (Some(table), Some(column)) = (text_arg(a.first()), text_arg(a.get(1))) else {
+                return Ok(text(None));
+            };
+            let oid = s.relation_oid(&table).ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("relation \"{table}\" does not exist"),
+                )
+            })?;
+            let t = pg_catalog::table(s, oid).ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("relation \"{table}\" does not exist"),
+                )
+            })?;
+            let col = t.columns.iter().find(|c| c.name == column).ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{column}\" of relation \"{}\" does not exist",
+                        t.name
+                    ),
+                )
+            })?;
+            Ok(text(crate::engine::sequence::owned_sequence(col).map(
+                |q| format!("public.{}", crate::catalog::naming::quote_ident(&q)),
+            )))
+        },
+    },
+];
+
+/// The function `::regclass` becomes (`rules`).
+pub(crate) const REGCLASS: &str = "regclass";
+/// The function `::regtype` becomes (`rules`).
+pub(crate) const REGTYPE: &str = "regtype";
+
+/// Whether a function (by its unqualified lower-case name) is answered here.
+pub(crate) fn is_system_function(name: &str) -> bool {
+    SPECS.iter().any(|s| s.name == name)
+}
+
+/// The functions, reading `snap`.
+pub(super) fn udfs(snap: &Arc<Snapshot>) -> Vec<Arc<ScalarUDF>> {
+    SPECS
+        .iter()
+        .map(|spec| {
+            Arc::new(ScalarUDF::from(SnapshotFn {
+                spec,
+                signature: signature(spec),
+                snap: snap.clone(),
+            }))
+        })
+        .collect()
+}
+
+fn signature(spec: &Spec) -> Signature {
+    if spec.takes.iter().all(|args| args.is_empty()) {
+        Signature::nullary(Volatility::Stable)
+    } else {
+        Signature::user_defined(Volatility::Stable)
+    }
+}
+
+/// The types a call's arguments are cast to: those of the form with as
+/// many arguments (`Any` keeps what it is given).
+fn coerce(spec: &Spec, given: &[DataType]) -> DfResult<Vec<DataType>> {
+    let form = spec
+        .takes
+        .iter()
+        .find(|args| args.len() == given.len())
+        .ok_or_else(|| {
+            let types: Vec<String> = given.iter().map(|t| t.to_string()).collect();
+            DataFusionError::Plan(format!(
+                "No function matches the given name and argument types '{}({})'",
+                spec.name,
+                types.join(", ")
+            ))
+        })?;
+    Ok(form
+        .iter()
+        .zip(given)
+        .map(|(a, g)| match a {
+            Arg::Oid => DataType::UInt32,
+            Arg::Int => DataType::Int32,
+            Arg::Text => DataType::Utf8,
+            Arg::Bool => DataType::Boolean,
+            Arg::Any => g.clone(),
+        })
+        .collect())
+}
+
+/// One function, with the snapshot it reads.
+struct SnapshotFn {
+    spec: &'static Spec,
+    signature: Signature,
+    snap: Arc<Snapshot>,
+}
+
+impl std::fmt::Debug for SnapshotFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.spec.name)
+    }
+}
+
+impl PartialEq for SnapshotFn {
+    fn eq(&self, other: &Self) -> bool {
+        self.spec.name == other.spec.name && Arc::ptr_eq(&self.snap, &other.snap)
+    }
+}
+
+impl Eq for SnapshotFn {}
+
+impl Hash for SnapshotFn {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.spec.name.hash(state);
+    }
+}
+
+impl ScalarUDFImpl for SnapshotFn {
+    fn name(&self) -> &str {
+        self.spec.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _: &[DataType]) -> DfResult<DataType> {
+        Ok(self.spec.gives.data_type())
+    }
+
+    fn coerce_types(&self, given: &[DataType]) -> DfResult<Vec<DataType>> {
+        coerce(self.spec, given)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let rows = args.number_rows;
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        let count = if scalar { 1 } else { rows.max(1) };
+        let mut out = Vec::with_capacity(count);
+        for r in 0..count {
+            let row = arrays
+                .iter()
+                .map(|a| ScalarValue::try_from_array(a, r))
+                .collect::<DfResult<Vec<_>>>()?;
+            let v = (self.spec.body)(&self.snap, &row)
+                .map_err(|e| DataFusionError::External(Box::new(e)))?;
+            out.push(v);
+        }
+        let ty = self.spec.gives.data_type();
+        if scalar {
+            let v = out.pop().unwrap_or(ScalarValue::try_from(&ty)?);
+            return Ok(ColumnarValue::Scalar(v));
+        }
+        if out.is_empty() {
+            return Ok(ColumnarValue::Array(
+                datafusion::arrow::array::new_empty_array(&ty),
+            ));
+        }
+        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+    }
+}

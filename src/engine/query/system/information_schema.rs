@@ -1,0 +1,532 @@
+//! information_schema's views, as PostgreSQL 15 fills them, for the
+//! relations keyclaim keeps. The catalog is the session's database; every
+//! relation is in schema public; NOT NULL columns show as CHECK
+//! constraints named `<namespace oid>_<table oid>_<column>_not_null`, as
+//! PostgreSQL names them.
+
+use super::oids::{self, PUBLIC_NAMESPACE};
+use super::table::{row, Cell, Col::*, Def};
+use super::{constraints_of, pg_catalog, Snapshot};
+use crate::catalog::{Identity, TableDef};
+use crate::types::SqlType;
+
+const SCHEMATA: Def = Def {
+    name: "schemata",
+    columns: &[
+        ("catalog_name", Text),
+        ("schema_name", Text),
+        ("schema_owner", Text),
+        ("default_character_set_catalog", Text),
+        ("default_character_set_schema", Text),
+        ("default_character_set_name", Text),
+        ("sql_path", Text),
+    ],
+};
+
+const TABLES: Def = Def {
+    name: "tables",
+    columns: &[
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("table_type", Text),
+        ("self_referencing_column_name", Text),
+        ("reference_generation", Text),
+        ("user_defined_type_catalog", Text),
+        ("user_defined_type_schema", Text),
+        ("user_defined_type_name", Text),
+        ("is_insertable_into", Text),
+        ("is_typed", Text),
+        ("commit_action", Text),
+    ],
+};
+
+const COLUMNS: Def = Def {
+    name: "columns",
+    columns: &[
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("column_name", Text),
+        ("ordinal_position", Int4),
+        ("column_default", Text),
+        ("is_nullable", Text),
+        ("data_type", Text),
+        ("character_maximum_length", Int4),
+        ("character_octet_length", Int4),
+        ("numeric_precision", Int4),
+        ("numeric_precision_radix", Int4),
+        ("numeric_scale", Int4),
+        ("datetime_precision", Int4),
+        ("interval_type", Text),
+        ("interval_precision", Int4),
+        ("character_set_catalog", Text),
+        ("character_set_schema", Text),
+        ("character_set_name", Text),
+        ("collation_catalog", Text),
+        ("collation_schema", Text),
+        ("collation_name", Text),
+        ("domain_catalog", Text),
+        ("domain_schema", Text),
+        ("domain_name", Text),
+        ("udt_catalog", Text),
+        ("udt_schema", Text),
+        ("udt_name", Text),
+        ("scope_catalog", Text),
+        ("scope_schema", Text),
+        ("scope_name", Text),
+        ("maximum_cardinality", Int4),
+        ("dtd_identifier", Text),
+        ("is_self_referencing", Text),
+        ("is_identity", Text),
+        ("identity_generation", Text),
+        ("identity_start", Text),
+        ("identity_increment", Text),
+        ("identity_maximum", Text),
+        ("identity_minimum", Text),
+        ("identity_cycle", Text),
+        ("is_generated", Text),
+        ("generation_expression", Text),
+        ("is_updatable", Text),
+    ],
+};
+
+const TABLE_CONSTRAINTS: Def = Def {
+    name: "table_constraints",
+    columns: &[
+        ("constraint_catalog", Text),
+        ("constraint_schema", Text),
+        ("constraint_name", Text),
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("constraint_type", Text),
+        ("is_deferrable", Text),
+        ("initially_deferred", Text),
+        ("enforced", Text),
+        ("nulls_distinct", Text),
+    ],
+};
+
+const KEY_COLUMN_USAGE: Def = Def {
+    name: "key_column_usage",
+    columns: &[
+        ("constraint_catalog", Text),
+        ("constraint_schema", Text),
+        ("constraint_name", Text),
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("column_name", Text),
+        ("ordinal_position", Int4),
+        ("position_in_unique_constraint", Int4),
+    ],
+};
+
+const CONSTRAINT_COLUMN_USAGE: Def = Def {
+    name: "constraint_column_usage",
+    columns: &[
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("column_name", Text),
+        ("constraint_catalog", Text),
+        ("constraint_schema", Text),
+        ("constraint_name", Text),
+    ],
+};
+
+const REFERENTIAL_CONSTRAINTS: Def = Def {
+    name: "referential_constraints",
+    columns: &[
+        ("constraint_catalog", Text),
+        ("constraint_schema", Text),
+        ("constraint_name", Text),
+        ("unique_constraint_catalog", Text),
+        ("unique_constraint_schema", Text),
+        ("unique_constraint_name", Text),
+        ("match_option", Text),
+        ("update_rule", Text),
+        ("delete_rule", Text),
+    ],
+};
+
+const CHECK_CONSTRAINTS: Def = Def {
+    name: "check_constraints",
+    columns: &[
+        ("constraint_catalog", Text),
+        ("constraint_schema", Text),
+        ("constraint_name", Text),
+        ("check_clause", Text),
+    ],
+};
+
+const SEQUENCES: Def = Def {
+    name: "sequences",
+    columns: &[
+        ("sequence_catalog", Text),
+        ("sequence_schema", Text),
+        ("sequence_name", Text),
+        ("data_type", Text),
+        ("numeric_precision", Int4),
+        ("numeric_precision_radix", Int4),
+        ("numeric_scale", Int4),
+        ("start_value", Text),
+        ("minimum_value", Text),
+        ("maximum_value", Text),
+        ("increment", Text),
+        ("cycle_option", Text),
+    ],
+};
+
+const VIEWS: Def = Def {
+    name: "views",
+    columns: &[
+        ("table_catalog", Text),
+        ("table_schema", Text),
+        ("table_name", Text),
+        ("view_definition", Text),
+        ("check_option", Text),
+        ("is_updatable", Text),
+        ("is_insertable_into", Text),
+        ("is_trigger_updatable", Text),
+        ("is_trigger_deletable", Text),
+        ("is_trigger_insertable_into", Text),
+    ],
+};
+
+const ROUTINES: Def = Def {
+    name: "routines",
+    columns: &[
+        ("specific_catalog", Text),
+        ("specific_schema", Text),
+        ("specific_name", Text),
+        ("routine_catalog", Text),
+        ("routine_schema", Text),
+        ("routine_name", Text),
+        ("routine_type", Text),
+        ("data_type", Text),
+    ],
+};
+
+/// information_schema's views, with OIDs of keyclaim's in PostgreSQL's
+/// range for them.
+pub(super) const RELATIONS: &[(&Def, u32)] = &[
+    (&CHECK_CONSTRAINTS, 13_300),
+    (&COLUMNS, 13_310),
+    (&CONSTRAINT_COLUMN_USAGE, 13_320),
+    (&KEY_COLUMN_USAGE, 13_330),
+    (&REFERENTIAL_CONSTRAINTS, 13_340),
+    (&ROUTINES, 13_345),
+    (&SCHEMATA, 13_350),
+    (&SEQUENCES, 13_360),
+    (&TABLE_CONSTRAINTS, 13_370),
+    (&TABLES, 13_380),
+    (&VIEWS, 13_390),
+];
+
+/// The views that are empty in keyclaim: it has no foreign keys, views
+/// or routines of its own.
+pub(super) const EMPTY: &[&str] = &["referential_constraints", "routines", "views"];
+
+/// The rows of the information_schema view `name`.
+pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
+    let db = s.database.as_str();
+    if EMPTY.contains(&name) {
+        return Vec::new();
+    }
+    match name {
+        "schemata" => ["information_schema", "pg_catalog", "pg_toast", "public"]
+            .into_iter()
+            .map(|schema| row![db, schema, &s.user])
+            .collect(),
+        "tables" => tables(s),
+        "columns" => s.tables().flat_map(|t| columns(s, t)).collect(),
+        "table_constraints" => table_constraints(s),
+        "key_column_usage" | "constraint_column_usage" => key_columns(s, name),
+        "check_constraints" => s
+            .tables()
+            .flat_map(|t| {
+                not_nulls(t).map(move |(name, col)| {
+                    row![db, "public", name, format!("{} IS NOT NULL", quote(col))]
+                })
+            })
+            .collect(),
+        "sequences" => sequences(s),
+        _ => Vec::new(),
+    }
+}
+
+fn quote(name: &str) -> String {
+    crate::catalog::naming::quote_ident(name)
+}
+
+fn tables(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let db = s.database.as_str();
+    let user = s.tables().map(|t| {
+        row![
+            db,
+            "public",
+            &t.name,
+            "BASE TABLE",
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            "YES",
+            "NO",
+            Cell::Null,
+        ]
+    });
+    let system = pg_catalog::RELATIONS
+        .iter()
+        .map(|(d, _)| ("pg_catalog", d.name, pg_catalog::is_view(d.name)))
+        .chain(
+            RELATIONS
+                .iter()
+                .map(|(d, _)| ("information_schema", d.name, true)),
+        )
+        .map(|(schema, name, view)| {
+            let (kind, insertable) = if view {
+                ("VIEW", "NO")
+            } else {
+                ("BASE TABLE", "YES")
+            };
+            row![
+                db,
+                schema,
+                name,
+                kind,
+                Cell::Null,
+                Cell::Null,
+                Cell::Null,
+                Cell::Null,
+                Cell::Null,
+                insertable,
+                "NO",
+                Cell::Null,
+            ]
+        });
+    user.chain(system).collect()
+}
+
+/// The data_type column's spelling and the numeric facts of a type.
+struct TypeFacts {
+    data_type: &'static str,
+    char_max: Option<i64>,
+    octet_max: Option<i64>,
+    precision: Option<i64>,
+    radix: Option<i64>,
+    scale: Option<i64>,
+    datetime: Option<i64>,
+}
+
+fn facts(ty: &SqlType) -> TypeFacts {
+    let mut f = TypeFacts {
+        data_type: ty.pg_name(),
+        char_max: None,
+        octet_max: None,
+        precision: None,
+        radix: None,
+        scale: None,
+        datetime: None,
+    };
+    match ty {
+        SqlType::Int2 => (f.precision, f.radix, f.scale) = (Some(16), Some(2), Some(0)),
+        SqlType::Int4 => (f.precision, f.radix, f.scale) = (Some(32), Some(2), Some(0)),
+        SqlType::Int8 => (f.precision, f.radix, f.scale) = (Some(64), Some(2), Some(0)),
+        SqlType::Float4 => (f.precision, f.radix) = (Some(24), Some(2)),
+        SqlType::Float8 => (f.precision, f.radix) = (Some(53), Some(2)),
+        SqlType::Numeric => f.radix = Some(10),
+        SqlType::Text => f.octet_max = Some(1_073_741_824),
+        SqlType::Varchar(n) | SqlType::Char(n) => {
+            let n = match ty {
+                SqlType::Char(None) => Some(1),
+                _ => n.map(i64::from),
+            };
+            f.char_max = n;
+            f.octet_max = Some(n.map_or(1_073_741_824, |n| n * 4));
+        }
+        SqlType::Date => f.datetime = Some(0),
+        SqlType::Timestamp | SqlType::TimestampTz => f.datetime = Some(6),
+        _ => {}
+    }
+    f
+}
+
+fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cell>> + 'a {
+    let db = s.database.as_str();
+    t.columns.iter().enumerate().map(move |(i, c)| {
+        let f = facts(&c.ty);
+        let nullable = !(c.not_null || t.primary_key.contains(&i));
+        let udt = postgres_type_name(&c.ty);
+        let identity = c.identity.map(|g| match g {
+            Identity::Always => "ALWAYS",
+            Identity::ByDefault => "BY DEFAULT",
+        });
+        let seq = identity
+            .and_then(|_| crate::engine::sequence::owned_sequence(c))
+            .and_then(|name| s.relations.iter().find(|r| r.name == name))
+            .and_then(|r| r.sequence.clone());
+        let default = c.default.as_ref().filter(|_| c.identity.is_none());
+        row![
+            db,
+            "public",
+            &t.name,
+            &c.name,
+            i + 1,
+            default,
+            if nullable { "YES" } else { "NO" },
+            f.data_type,
+            f.char_max,
+            f.octet_max,
+            f.precision,
+            f.radix,
+            f.scale,
+            f.datetime,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            db,
+            "pg_catalog",
+            udt,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            Cell::Null,
+            (i + 1).to_string(),
+            "NO",
+            if identity.is_some() { "YES" } else { "NO" },
+            identity,
+            seq.as_ref().map(|q| q.start.to_string()),
+            seq.as_ref().map(|q| q.increment.to_string()),
+            seq.as_ref().map(|q| q.max.to_string()),
+            seq.as_ref().map(|q| q.min.to_string()),
+            seq.as_ref().map(|q| if q.cycle { "YES" } else { "NO" }),
+            "NEVER",
+            Cell::Null,
+            "YES",
+        ]
+    })
+}
+
+/// The type's name in pg_type (udt_name): int4, varchar, timestamptz.
+fn postgres_type_name(ty: &SqlType) -> String {
+    ty.pg_type().name().to_string()
+}
+
+/// A table's NOT NULL columns as PostgreSQL names their CHECK constraints.
+fn not_nulls(t: &TableDef) -> impl Iterator<Item = (String, &str)> {
+    let rel = oids::relation(t);
+    t.columns
+        .iter()
+        .enumerate()
+        .filter(move |(i, c)| c.not_null || t.primary_key.contains(i))
+        .map(move |(i, c)| {
+            (
+                format!("{PUBLIC_NAMESPACE}_{rel}_{}_not_null", i + 1),
+                c.name.as_str(),
+            )
+        })
+}
+
+fn table_constraints(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let db = s.database.as_str();
+    let mut out = Vec::new();
+    for t in s.tables() {
+        for c in constraints_of(t) {
+            let kind = if c.kind == "p" {
+                "PRIMARY KEY"
+            } else {
+                "UNIQUE"
+            };
+            let distinct = if c.nulls_not_distinct { "NO" } else { "YES" };
+            out.push(row![
+                db, "public", c.name, db, "public", &t.name, kind, "NO", "NO", "YES", distinct,
+            ]);
+        }
+        for (name, _) in not_nulls(t) {
+            out.push(row![
+                db,
+                "public",
+                name,
+                db,
+                "public",
+                &t.name,
+                "CHECK",
+                "NO",
+                "NO",
+                "YES",
+                Cell::Null,
+            ]);
+        }
+    }
+    out
+}
+
+/// key_column_usage (one row per constraint column, in key order) or
+/// constraint_column_usage (one per column a constraint uses).
+fn key_columns(s: &Snapshot, view: &str) -> Vec<Vec<Cell>> {
+    let db = s.database.as_str();
+    let mut out = Vec::new();
+    for t in s.tables() {
+        for c in constraints_of(t) {
+            for (n, &i) in c.columns.iter().enumerate() {
+                let column = &t.columns[i].name;
+                out.push(if view == "key_column_usage" {
+                    row![
+                        db,
+                        "public",
+                        c.name,
+                        db,
+                        "public",
+                        &t.name,
+                        column,
+                        n + 1,
+                        Cell::Null
+                    ]
+                } else {
+                    row![db, "public", &t.name, column, db, "public", c.name]
+                });
+            }
+        }
+    }
+    out
+}
+
+fn sequences(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let db = s.database.as_str();
+    s.sequences()
+        .filter_map(|q| {
+            let d = q.sequence.as_ref()?;
+            let bits = match d.ty {
+                SqlType::Int2 => 16i64,
+                SqlType::Int4 => 32,
+                _ => 64,
+            };
+            Some(row![
+                db,
+                "public",
+                &q.name,
+                d.ty.pg_name(),
+                bits,
+                2i64,
+                0i64,
+                d.start.to_string(),
+                d.min.to_string(),
+                d.max.to_string(),
+                d.increment.to_string(),
+                if d.cycle { "YES" } else { "NO" },
+            ])
+        })
+        .collect()
+}

@@ -1,0 +1,356 @@
+//! pg_catalog and information_schema, live from keyclaim's catalog, and
+//! the catalog functions clients call (`format_type`, `pg_get_indexdef`,
+//! `::regclass`, `current_user`, ...).
+//!
+//! A query that reads a system relation or calls a catalog function is
+//! planned again at each execution over a [`Snapshot`]: the relations its
+//! transaction sees (its own uncommitted DDL included, as in PostgreSQL)
+//! and the session's user, database and settings. The system relations
+//! are in-memory tables built from the snapshot for that one execution,
+//! sized by the number of relations, never by rows; the functions read
+//! the same snapshot. OIDs come from `oids`: the same on every proxy.
+//!
+//! What is not there: keyclaim has no views, triggers, extensions,
+//! inheritance, row security or comments, so their relations are empty.
+
+mod functions;
+mod information_schema;
+pub(crate) mod oids;
+mod pg_catalog;
+pub(crate) mod pg_types;
+mod table;
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
+use datafusion::common::Result as DfResult;
+use datafusion::execution::session_state::SessionState;
+use datafusion::execution::FunctionRegistry;
+use datafusion::sql::sqlparser::ast as df_ast;
+
+use crate::catalog::{TableDef, UniqueDef};
+use crate::session::settings::Guc;
+
+pub(crate) use functions::{is_system_function, REGCLASS, REGTYPE};
+
+/// The schemas that hold system relations.
+pub(crate) const PG_CATALOG: &str = "pg_catalog";
+pub(crate) const INFORMATION_SCHEMA: &str = "information_schema";
+
+/// What one execution of a system query sees.
+pub(crate) struct Snapshot {
+    /// The relations the statement's transaction sees, by name.
+    pub relations: Vec<Arc<TableDef>>,
+    pub user: String,
+    pub database: String,
+    /// Each setting keyclaim knows, with the session's value.
+    pub settings: Vec<(&'static Guc, String)>,
+}
+
+impl Snapshot {
+    pub fn new(
+        mut relations: Vec<Arc<TableDef>>,
+        user: String,
+        database: String,
+        settings: Vec<(&'static Guc, String)>,
+    ) -> Snapshot {
+        relations.sort_by(|a, b| a.name.cmp(&b.name));
+        Snapshot {
+            relations,
+            user,
+            database,
+            settings,
+        }
+    }
+
+    /// The tables (not sequences).
+    fn tables(&self) -> impl Iterator<Item = &TableDef> {
+        self.relations
+            .iter()
+            .filter(|r| r.sequence.is_none())
+            .map(|r| r.as_ref())
+    }
+
+    /// The sequences.
+    fn sequences(&self) -> impl Iterator<Item = &TableDef> {
+        self.relations
+            .iter()
+            .filter(|r| r.sequence.is_some())
+            .map(|r| r.as_ref())
+    }
+
+    /// Every index of every table.
+    fn indexes(&self) -> impl Iterator<Item = Index<'_>> {
+        self.tables().flat_map(indexes_of)
+    }
+
+    /// The relation (table, sequence or index) with OID `oid`.
+    fn relation_name(&self, oid: u32) -> Option<String> {
+        self.relations
+            .iter()
+            .find(|r| oids::relation(r) == oid)
+            .map(|r| r.name.clone())
+            .or_else(|| {
+                self.indexes()
+                    .find(|i| i.oid == oid)
+                    .map(|i| i.name.to_string())
+            })
+            .or_else(|| system_relation(oid).map(|d| d.name.to_string()))
+    }
+
+    /// The OID of the relation a name (possibly schema-qualified, possibly
+    /// quoted) denotes, as `::regclass` reads it.
+    fn relation_oid(&self, name: &str) -> Option<u32> {
+        let parts = crate::catalog::naming::split_qualified(name).ok()?;
+        let (schema, name) = match parts.as_slice() {
+            [name] => (None, name.as_str()),
+            [schema, name] => (Some(schema.as_str()), name.as_str()),
+            _ => return None,
+        };
+        if schema.is_none_or(|s| s == PG_CATALOG || s == INFORMATION_SCHEMA) {
+            if let Some(def) = system_relation_named(schema, name) {
+                return Some(def.1);
+            }
+        }
+        if schema.is_some_and(|s| s != "public") {
+            return None;
+        }
+        self.relations
+            .iter()
+            .find(|r| r.name == name)
+            .map(|r| oids::relation(r))
+            .or_else(|| self.indexes().find(|i| i.name == name).map(|i| i.oid))
+    }
+}
+
+/// One index as the catalog shows it: the primary key's, a UNIQUE
+/// constraint's or unique index's, or a plain one.
+struct Index<'a> {
+    oid: u32,
+    name: &'a str,
+    table: &'a TableDef,
+    columns: &'a [usize],
+    unique: bool,
+    primary: bool,
+    nulls_not_distinct: bool,
+}
+
+fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
+    let mut out = Vec::new();
+    if !t.primary_key.is_empty() {
+        out.push(Index {
+            oid: oids::pkey_index(t),
+            name: &t.pkey_name,
+            table: t,
+            columns: &t.primary_key,
+            unique: true,
+            primary: true,
+            nulls_not_distinct: false,
+        });
+    }
+    for u in &t.uniques {
+        out.push(Index {
+            oid: oids::unique_index(u),
+            name: &u.name,
+            table: t,
+            columns: &u.columns,
+            unique: true,
+            primary: false,
+            nulls_not_distinct: u.nulls_not_distinct,
+        });
+    }
+    for i in &t.indexes {
+        out.push(Index {
+            oid: oids::plain_index(t, &i.name),
+            name: &i.name,
+            table: t,
+            columns: &i.columns,
+            unique: false,
+            primary: false,
+            nulls_not_distinct: false,
+        });
+    }
+    out
+}
+
+/// A table's constraints as the catalog shows them (PRIMARY KEY, UNIQUE).
+struct Constraint<'a> {
+    oid: u32,
+    name: &'a str,
+    table: &'a TableDef,
+    columns: &'a [usize],
+    /// pg_constraint.contype: `p` or `u`.
+    kind: &'static str,
+    index: u32,
+    nulls_not_distinct: bool,
+}
+
+fn constraints_of(t: &TableDef) -> Vec<Constraint<'_>> {
+    let mut out = Vec::new();
+    if !t.primary_key.is_empty() {
+        out.push(Constraint {
+            oid: oids::pkey_constraint(t),
+            name: &t.pkey_name,
+            table: t,
+            columns: &t.primary_key,
+            kind: "p",
+            index: oids::pkey_index(t),
+            nulls_not_distinct: false,
+        });
+    }
+    out.extend(
+        t.uniques
+            .iter()
+            .filter(|u| !u.is_index)
+            .map(|u: &UniqueDef| Constraint {
+                oid: oids::unique_constraint(u),
+                name: &u.name,
+                table: t,
+                columns: &u.columns,
+                kind: "u",
+                index: oids::unique_index(u),
+                nulls_not_distinct: u.nulls_not_distinct,
+            }),
+    );
+    out
+}
+
+/// Whether a relation name, as written (schema if qualified), is a system
+/// relation. Unqualified, only pg_catalog's count: PostgreSQL searches
+/// pg_catalog before public, information_schema not at all.
+pub(crate) fn is_system_relation(schema: Option<&str>, name: &str) -> bool {
+    system_relation_named(schema, name).is_some()
+}
+
+/// The definition and OID of a system relation named so.
+fn system_relation_named(schema: Option<&str>, name: &str) -> Option<(&'static table::Def, u32)> {
+    match schema {
+        None | Some(PG_CATALOG) => pg_catalog::RELATIONS
+            .iter()
+            .find(|(d, _)| d.name == name)
+            .map(|(d, oid)| (*d, *oid)),
+        Some(INFORMATION_SCHEMA) => information_schema::RELATIONS
+            .iter()
+            .find(|(d, _)| d.name == name)
+            .map(|(d, oid)| (*d, *oid)),
+        _ => None,
+    }
+}
+
+/// The system relation with OID `oid`.
+fn system_relation(oid: u32) -> Option<&'static table::Def> {
+    pg_catalog::RELATIONS
+        .iter()
+        .chain(information_schema::RELATIONS)
+        .find(|(_, o)| *o == oid)
+        .map(|(d, _)| *d)
+}
+
+/// Whether a relation (as written) is a system relation that is always
+/// empty in keyclaim.
+fn always_empty(schema: Option<&str>, name: &str) -> bool {
+    match schema {
+        None | Some(PG_CATALOG) => pg_catalog::EMPTY.contains(&name),
+        Some(INFORMATION_SCHEMA) => information_schema::EMPTY.contains(&name),
+        _ => false,
+    }
+}
+
+/// A SELECT that inner-joins a relation keyclaim keeps empty returns no
+/// row, so its select list is never evaluated: the items holding
+/// subqueries become NULL (psql's `\d` asks for row-security policies
+/// and publications with correlated subqueries DataFusion cannot plan).
+pub(crate) fn skip_empty_selects(q: &mut df_ast::Query) {
+    struct Skip;
+    impl df_ast::VisitorMut for Skip {
+        type Break = ();
+        fn post_visit_select(&mut self, s: &mut df_ast::Select) -> ControlFlow<()> {
+            if !s.from.iter().any(joins_empty) {
+                return ControlFlow::Continue(());
+            }
+            for item in &mut s.projection {
+                if let df_ast::SelectItem::UnnamedExpr(e)
+                | df_ast::SelectItem::ExprWithAlias { expr: e, .. } = item
+                {
+                    if has_subquery(e) {
+                        *e = df_ast::Expr::value(df_ast::Value::Null);
+                    }
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = df_ast::VisitMut::visit(q, &mut Skip);
+}
+
+/// Whether a FROM item inner-joins an always-empty system relation.
+fn joins_empty(t: &df_ast::TableWithJoins) -> bool {
+    let empty = |f: &df_ast::TableFactor| match f {
+        df_ast::TableFactor::Table {
+            name, args: None, ..
+        } => {
+            let parts: Vec<String> = name
+                .0
+                .iter()
+                .map(|p| {
+                    p.as_ident()
+                        .map(|i| i.value.to_lowercase())
+                        .unwrap_or_default()
+                })
+                .collect();
+            match parts.as_slice() {
+                [n] => always_empty(None, n),
+                [schema, n] => always_empty(Some(schema), n),
+                _ => false,
+            }
+        }
+        _ => false,
+    };
+    empty(&t.relation)
+        || t.joins.iter().any(|j| {
+            matches!(
+                j.join_operator,
+                df_ast::JoinOperator::Join(_) | df_ast::JoinOperator::Inner(_)
+            ) && empty(&j.relation)
+        })
+}
+
+fn has_subquery(e: &df_ast::Expr) -> bool {
+    df_ast::visit_expressions(e, |e| match e {
+        df_ast::Expr::Subquery(_)
+        | df_ast::Expr::Exists { .. }
+        | df_ast::Expr::InSubquery { .. } => ControlFlow::Break(()),
+        df_ast::Expr::Function(f) if matches!(f.args, df_ast::FunctionArguments::Subquery(_)) => {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    })
+    .is_break()
+}
+
+/// Make the snapshot's system relations and catalog functions visible to
+/// one planning: pg_catalog's relations in schema `pg_catalog` (and, as
+/// PostgreSQL's search path has them first, unqualified in `public`), and
+/// information_schema's in `information_schema`.
+pub(crate) fn register(
+    state: &mut SessionState,
+    public: &MemorySchemaProvider,
+    snap: &Arc<Snapshot>,
+) -> DfResult<(Arc<MemorySchemaProvider>, Arc<MemorySchemaProvider>)> {
+    let pg = Arc::new(MemorySchemaProvider::new());
+    for (def, _) in pg_catalog::RELATIONS {
+        let table = Arc::new(def.table(pg_catalog::rows(def.name, snap))?);
+        pg.register_table(def.name.to_string(), table.clone())?;
+        public.register_table(def.name.to_string(), table)?;
+    }
+    let info = Arc::new(MemorySchemaProvider::new());
+    for (def, _) in information_schema::RELATIONS {
+        let table = Arc::new(def.table(information_schema::rows(def.name, snap))?);
+        info.register_table(def.name.to_string(), table)?;
+    }
+    for udf in functions::udfs(snap) {
+        state.register_udf(udf)?;
+    }
+    Ok((pg, info))
+}
