@@ -6,16 +6,21 @@
 //! the submodules share; the methods live with their concern:
 //!
 //! - `sql_type`: `SqlType` from DDL (`from_ast`), type OIDs, names, typmods.
+//! - `text`: `Value::parse_text` / `Value::to_text`, the input and output
+//!   functions per type; boolean and integer input.
 //! - `float`: real and double precision input and output (Ryu's shortest
 //!   digits as PostgreSQL prints them).
 //! - `numeric`: numeric input, output, limits and binary format.
 //! - `bytea`: bytea and uuid input.
 //! - `datetime`: the date/time literal parser and date/timestamp output.
 //! - `json`: PostgreSQL's JSON parser; jsonb's normalised text and order.
+//! - `binary`: `Value::decode_binary` / `Value::encode_binary`, the binary
+//!   wire format.
 //!
 //! Unit tests sit beside the code they test, sharing `test_util` (helpers)
 //! and `pg_cases` (expected outputs and errors from PostgreSQL itself).
 
+mod binary;
 mod bytea;
 mod datetime;
 mod float;
@@ -26,18 +31,12 @@ mod pg_cases;
 mod sql_type;
 #[cfg(test)]
 mod test_util;
+mod text;
 
 use std::cmp::Ordering;
-use std::fmt::Write as _;
 
-use bytea::{parse_bytea, parse_uuid};
-use bytes::{BufMut, BytesMut};
 use chrono::{DateTime, Datelike, NaiveDate, NaiveDateTime, NaiveTime, Utc};
-use datetime::{date_text, parse_date, parse_timestamp, parse_timestamptz, timestamp_text};
-use float::{float4_text, float8_text, parse_float4, parse_float8};
-use numeric::{
-    decode_numeric_binary, encode_numeric_binary, float_to_numeric, numeric_text, parse_numeric,
-};
+use numeric::{float_to_numeric, numeric_text};
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 use serde::{Deserialize, Serialize};
@@ -97,165 +96,6 @@ pub enum Value {
 impl Value {
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
-    }
-
-    /// PostgreSQL's input function for `ty` (what a text-format parameter or a
-    /// quoted literal goes through). Errors: 22P02 / 22007 / 22003 / 22008 with
-    /// PostgreSQL's exact message (e.g. `invalid input syntax for type integer: "x"`).
-    pub fn parse_text(ty: &SqlType, s: &str) -> SqlResult<Value> {
-        if s.contains('\0') {
-            // What PostgreSQL's encoding check says before any input function runs.
-            return Err(invalid_utf8(&[0]));
-        }
-        match ty {
-            SqlType::Bool => parse_bool(s).map(Value::Bool),
-            SqlType::Int2 => parse_int(s, "smallint", i16::MIN as i64, i16::MAX as i64)
-                .map(|v| Value::Int2(v as i16)),
-            SqlType::Int4 => parse_int(s, "integer", i32::MIN as i64, i32::MAX as i64)
-                .map(|v| Value::Int4(v as i32)),
-            SqlType::Int8 => parse_int(s, "bigint", i64::MIN, i64::MAX).map(Value::Int8),
-            SqlType::Float4 => parse_float4(s).map(Value::Float4),
-            SqlType::Float8 => parse_float8(s).map(Value::Float8),
-            SqlType::Numeric => parse_numeric(s).map(Value::Numeric),
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Void => {
-                Ok(Value::Text(s.to_owned()))
-            }
-            SqlType::Bytea => parse_bytea(s).map(Value::Bytea),
-            SqlType::Uuid => parse_uuid(s).map(Value::Uuid),
-            SqlType::Date => parse_date(s).map(Value::Date),
-            SqlType::Timestamp => parse_timestamp(s).map(Value::Timestamp),
-            SqlType::TimestampTz => parse_timestamptz(s).map(Value::TimestampTz),
-            SqlType::Json => {
-                json::parse(s, false)?;
-                Ok(Value::Json(s.to_owned()))
-            }
-            SqlType::Jsonb => {
-                let node = json::parse(s, true)?;
-                Ok(Value::Json(json::to_text(&node, false)))
-            }
-        }
-    }
-
-    /// Decode a binary-format parameter of type `ty`.
-    pub fn decode_binary(ty: &SqlType, bytes: &[u8]) -> SqlResult<Value> {
-        use postgres_types::{FromSql, Type};
-        fn get<'a, T: FromSql<'a>>(ty: &Type, bytes: &'a [u8]) -> SqlResult<T> {
-            T::from_sql(ty, bytes).map_err(|_| bad_binary())
-        }
-        let v = match ty {
-            SqlType::Bool => Value::Bool(get(&Type::BOOL, bytes)?),
-            SqlType::Int2 => Value::Int2(get(&Type::INT2, bytes)?),
-            SqlType::Int4 => Value::Int4(get(&Type::INT4, bytes)?),
-            SqlType::Int8 => Value::Int8(get(&Type::INT8, bytes)?),
-            SqlType::Float4 => Value::Float4(get(&Type::FLOAT4, bytes)?),
-            SqlType::Float8 => Value::Float8(get(&Type::FLOAT8, bytes)?),
-            SqlType::Numeric => Value::Numeric(decode_numeric_binary(bytes)?),
-            SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Void => {
-                Value::Text(utf8_text(bytes)?.to_owned())
-            }
-            SqlType::Bytea => Value::Bytea(bytes.to_vec()),
-            SqlType::Uuid => Value::Uuid(get(&Type::UUID, bytes)?),
-            SqlType::Date => Value::Date(get(&Type::DATE, bytes)?),
-            SqlType::Timestamp => Value::Timestamp(get(&Type::TIMESTAMP, bytes)?),
-            SqlType::TimestampTz => Value::TimestampTz(get(&Type::TIMESTAMPTZ, bytes)?),
-            SqlType::Json => Value::parse_text(ty, utf8_text(bytes)?)?,
-            SqlType::Jsonb => match bytes.split_first() {
-                Some((1, rest)) => Value::parse_text(ty, utf8_text(rest)?)?,
-                Some((version, _)) => {
-                    return Err(SqlError::new(
-                        INVALID_BINARY_REPRESENTATION,
-                        format!("unsupported jsonb version number {version}"),
-                    ))
-                }
-                None => return Err(bad_binary()),
-            },
-        };
-        Ok(v)
-    }
-
-    /// PostgreSQL's output function (text format); None for NULL.
-    pub fn to_text(&self) -> Option<String> {
-        let s = match self {
-            Value::Null => return None,
-            Value::Bool(b) => if *b { "t" } else { "f" }.to_owned(),
-            Value::Int2(v) => v.to_string(),
-            Value::Int4(v) => v.to_string(),
-            Value::Int8(v) => v.to_string(),
-            Value::Float4(v) => float4_text(*v),
-            Value::Float8(v) => float8_text(*v),
-            Value::Numeric(d) => numeric_text(d),
-            Value::Text(s) => s.clone(),
-            Value::Bytea(b) => {
-                let mut s = String::with_capacity(2 + 2 * b.len());
-                s.push_str("\\x");
-                for byte in b {
-                    let _ = write!(s, "{byte:02x}");
-                }
-                s
-            }
-            Value::Uuid(u) => u.hyphenated().to_string(),
-            Value::Date(d) => {
-                let (mut s, bc) = date_text(*d);
-                if bc {
-                    s.push_str(" BC");
-                }
-                s
-            }
-            Value::Timestamp(ts) => timestamp_text(ts, false),
-            Value::TimestampTz(ts) => timestamp_text(&ts.naive_utc(), true),
-            Value::Json(s) => s.clone(),
-        };
-        Some(s)
-    }
-
-    /// Binary wire format for the given column type; false for NULL.
-    pub fn encode_binary(&self, ty: &SqlType, out: &mut BytesMut) -> SqlResult<bool> {
-        use postgres_types::{ToSql, Type};
-        if self.is_null() {
-            return Ok(false);
-        }
-        if *ty == SqlType::Void {
-            // void_send: no bytes.
-            return Ok(true);
-        }
-        let cast;
-        let v = if self.fits(ty) {
-            self
-        } else {
-            cast = self.cast_to(ty)?;
-            &cast
-        };
-        fn put<T: ToSql>(v: &T, ty: &Type, out: &mut BytesMut) -> SqlResult<bool> {
-            v.to_sql(ty, out)
-                .map(|_| true)
-                .map_err(|e| SqlError::internal(format!("cannot encode {ty} value: {e}")))
-        }
-        match v {
-            Value::Null => Ok(false),
-            Value::Bool(b) => put(b, &Type::BOOL, out),
-            Value::Int2(i) => put(i, &Type::INT2, out),
-            Value::Int4(i) => put(i, &Type::INT4, out),
-            Value::Int8(i) => put(i, &Type::INT8, out),
-            Value::Float4(f) => put(f, &Type::FLOAT4, out),
-            Value::Float8(f) => put(f, &Type::FLOAT8, out),
-            Value::Numeric(d) => {
-                encode_numeric_binary(d, out);
-                Ok(true)
-            }
-            Value::Text(s) => put(&s.as_str(), &ty.pg_type(), out),
-            Value::Bytea(b) => put(&b.as_slice(), &Type::BYTEA, out),
-            Value::Uuid(u) => put(u, &Type::UUID, out),
-            Value::Date(d) => put(d, &Type::DATE, out),
-            Value::Timestamp(ts) => put(ts, &Type::TIMESTAMP, out),
-            Value::TimestampTz(ts) => put(ts, &Type::TIMESTAMPTZ, out),
-            Value::Json(s) => {
-                if *ty == SqlType::Jsonb {
-                    out.put_u8(1);
-                }
-                out.extend_from_slice(s.as_bytes());
-                Ok(true)
-            }
-        }
     }
 
     /// Assignment cast into a column of type `ty`, as PostgreSQL does on
@@ -477,30 +317,6 @@ enum Num {
 }
 
 impl Value {
-    /// True when the value already has the representation of a `ty` column.
-    fn fits(&self, ty: &SqlType) -> bool {
-        matches!(
-            (self, ty),
-            (Value::Bool(_), SqlType::Bool)
-                | (Value::Int2(_), SqlType::Int2)
-                | (Value::Int4(_), SqlType::Int4)
-                | (Value::Int8(_), SqlType::Int8)
-                | (Value::Float4(_), SqlType::Float4)
-                | (Value::Float8(_), SqlType::Float8)
-                | (Value::Numeric(_), SqlType::Numeric)
-                | (
-                    Value::Text(_),
-                    SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)
-                )
-                | (Value::Bytea(_), SqlType::Bytea)
-                | (Value::Uuid(_), SqlType::Uuid)
-                | (Value::Date(_), SqlType::Date)
-                | (Value::Timestamp(_), SqlType::Timestamp)
-                | (Value::TimestampTz(_), SqlType::TimestampTz)
-                | (Value::Json(_), SqlType::Json | SqlType::Jsonb)
-        )
-    }
-
     /// PostgreSQL's name for the value's type, for cast errors.
     fn type_name(&self) -> &'static str {
         match self {
@@ -603,30 +419,6 @@ fn bad_binary() -> SqlError {
     )
 }
 
-fn invalid_utf8(bytes: &[u8]) -> SqlError {
-    let shown: Vec<String> = bytes.iter().map(|b| format!("0x{b:02x}")).collect();
-    SqlError::new(
-        CHARACTER_NOT_IN_REPERTOIRE,
-        format!(
-            "invalid byte sequence for encoding \"UTF8\": {}",
-            shown.join(" ")
-        ),
-    )
-}
-
-/// Text received in binary format must be valid UTF-8 without NUL bytes.
-fn utf8_text(bytes: &[u8]) -> SqlResult<&str> {
-    match std::str::from_utf8(bytes) {
-        Ok(s) if s.contains('\0') => Err(invalid_utf8(&[0])),
-        Ok(s) => Ok(s),
-        Err(e) => {
-            let at = e.valid_up_to();
-            let len = e.error_len().unwrap_or(bytes.len() - at).max(1);
-            Err(invalid_utf8(&bytes[at..(at + len).min(bytes.len())]))
-        }
-    }
-}
-
 /// C `isspace` in the C locale, which PostgreSQL's input functions skip.
 fn is_c_space(c: char) -> bool {
     matches!(c, ' ' | '\t' | '\n' | '\r' | '\x0b' | '\x0c')
@@ -716,72 +508,6 @@ fn coerce_string(s: &str, ty: &SqlType) -> SqlResult<Value> {
         }
         None => Ok(Value::Text(s.to_owned())),
     }
-}
-
-// --- booleans and integers -------------------------------------------------
-
-fn parse_bool(s: &str) -> SqlResult<bool> {
-    let t = s.trim_matches(is_c_space).to_ascii_lowercase();
-    let prefix_of = |word: &str| !t.is_empty() && word.starts_with(t.as_str());
-    let v = match t.as_bytes().first() {
-        Some(b't') if prefix_of("true") => Some(true),
-        Some(b'f') if prefix_of("false") => Some(false),
-        Some(b'y') if prefix_of("yes") => Some(true),
-        Some(b'n') if prefix_of("no") => Some(false),
-        // A lone 'o' is ambiguous between on and off.
-        Some(b'o') if t.len() >= 2 && prefix_of("on") => Some(true),
-        Some(b'o') if t.len() >= 2 && prefix_of("off") => Some(false),
-        Some(b'1') if t.len() == 1 => Some(true),
-        Some(b'0') if t.len() == 1 => Some(false),
-        _ => None,
-    };
-    v.ok_or_else(|| SqlError::invalid_text("boolean", s))
-}
-
-/// PostgreSQL's pg_strtoint16/32/64: whitespace, optional sign, decimal digits.
-fn parse_int(s: &str, type_name: &str, min: i64, max: i64) -> SqlResult<i64> {
-    let b = s.as_bytes();
-    let mut i = 0;
-    while i < b.len() && is_c_space(b[i] as char) {
-        i += 1;
-    }
-    let neg = match b.get(i) {
-        Some(b'-') => {
-            i += 1;
-            true
-        }
-        Some(b'+') => {
-            i += 1;
-            false
-        }
-        _ => false,
-    };
-    if !b.get(i).is_some_and(u8::is_ascii_digit) {
-        return Err(SqlError::invalid_text(type_name, s));
-    }
-    let limit: u128 = if neg {
-        min.unsigned_abs() as u128
-    } else {
-        max as u128
-    };
-    let mut mag: u128 = 0;
-    while i < b.len() && b[i].is_ascii_digit() {
-        mag = mag * 10 + (b[i] - b'0') as u128;
-        if mag > limit {
-            return Err(out_of_range(&format!(
-                "value \"{s}\" is out of range for type {type_name}"
-            )));
-        }
-        i += 1;
-    }
-    while i < b.len() && is_c_space(b[i] as char) {
-        i += 1;
-    }
-    if i != b.len() {
-        return Err(SqlError::invalid_text(type_name, s));
-    }
-    let mag = mag as i128;
-    Ok((if neg { -mag } else { mag }) as i64)
 }
 
 /// Canonical bytes of a (possibly composite) key: a length-prefixed tuple.
@@ -883,303 +609,12 @@ mod tests {
     use super::*;
     use std::cmp::Ordering;
 
-    use bytes::BytesMut;
-    use chrono::{Duration, NaiveDate, TimeZone, Utc};
-    use rust_decimal::Decimal;
     use uuid::Uuid;
 
-    use super::pg_cases::{PG_ERRORS, PG_OUTPUT};
     use super::test_util::{
-        assert_error, binary, cast_err, cast_text, date, hex, jsonb, key, num, parse, parse_err,
-        text, ts, tstz, ty, unhex,
+        assert_error, cast_err, cast_text, date, jsonb, key, num, parse, text, ts, tstz, ty,
     };
     use crate::types::{SqlType, Value};
-
-    #[test]
-    fn input_output_matches_postgres() {
-        for (type_sql, input, expected) in PG_OUTPUT {
-            let t = ty(type_sql);
-            let v = parse(&t, input);
-            assert_eq!(text(&v), *expected, "{type_sql} {input:?}");
-            // The output is valid input that reads back to the same value.
-            let again = parse(&t, expected);
-            assert_eq!(
-                text(&again),
-                *expected,
-                "{type_sql} {expected:?} round trip"
-            );
-            assert_eq!(key(&again), key(&v), "{type_sql} {input:?} key");
-        }
-    }
-
-    #[test]
-    fn input_errors_match_postgres() {
-        for (type_sql, input, code, message, detail, hint) in PG_ERRORS {
-            let e = parse_err(&ty(type_sql), input);
-            assert_eq!(
-                (
-                    e.code,
-                    e.message.as_str(),
-                    e.detail.as_deref(),
-                    e.hint.as_deref()
-                ),
-                (*code, *message, *detail, *hint),
-                "{type_sql} {input:?}"
-            );
-        }
-    }
-
-    #[test]
-    fn binary_round_trips() {
-        for (type_sql, input, expected) in PG_OUTPUT {
-            let t = ty(type_sql);
-            let v = parse(&t, input);
-            let bytes = binary(&v, &t);
-            let back = Value::decode_binary(&t, &bytes)
-                .unwrap_or_else(|e| panic!("{type_sql} {input:?}: {e}"));
-            assert_eq!(text(&back), *expected, "{type_sql} {input:?}");
-            assert_eq!(key(&back), key(&v), "{type_sql} {input:?}");
-        }
-    }
-
-    #[test]
-    fn binary_encodings_match_postgres_send_functions() {
-        // encode(<type>send(...), 'hex') from PostgreSQL.
-        let cases: &[(&str, &str, &str)] = &[
-            ("numeric", "1.50", "000200000000000200011388"),
-            ("numeric", "0.00", "0000000000000002"),
-            ("numeric", "-123456.789", "0003000140000003000c0d801ed2"),
-            ("numeric", "10000", "00010001000000000001"),
-            ("numeric", "0.0001", "0001ffff000000040001"),
-            (
-                "numeric",
-                "79228162514264337593543950335",
-                "00080007000000000007240c0659059210f1172f112b014f",
-            ),
-            (
-                "numeric",
-                "0.0000000000000000000000000001",
-                "0001fff90000001c0001",
-            ),
-            ("numeric", "1e20", "00010005000000000001"),
-            ("numeric", "12345678.9", "000300010000000104d2162e2328"),
-            ("timestamp", "2024-01-02 03:04:05.5", "0002b0ec851d9460"),
-            (
-                "timestamptz",
-                "2024-01-02 03:04:05.5+00",
-                "0002b0ec851d9460",
-            ),
-            ("date", "2024-01-02", "0000223f"),
-            ("date", "0001-01-01 BC", "fff4da8b"),
-            ("jsonb", "{\"a\":1}", "017b2261223a20317d"),
-            ("json", "{\"a\":1}", "7b2261223a317d"),
-            ("char(4)", "ab", "61622020"),
-            ("real", "1.5", "3fc00000"),
-            ("double precision", "NaN", "7ff8000000000000"),
-            ("boolean", "true", "01"),
-            ("smallint", "-2", "fffe"),
-        ];
-        for (type_sql, input, expected) in cases {
-            let t = ty(type_sql);
-            let v = parse(&t, input).cast_to(&t).unwrap();
-            assert_eq!(hex(&binary(&v, &t)), *expected, "{type_sql} {input}");
-            let back = Value::decode_binary(&t, &unhex(expected)).unwrap();
-            assert_eq!(
-                back.sql_cmp(&v),
-                Some(Ordering::Equal),
-                "{type_sql} {input}"
-            );
-            assert_eq!(text(&back), text(&v), "{type_sql} {input}");
-        }
-    }
-
-    #[test]
-    fn encode_binary_null_and_conversions() {
-        let mut out = BytesMut::new();
-        assert!(!Value::Null.encode_binary(&SqlType::Int4, &mut out).unwrap());
-        assert!(out.is_empty());
-        // A value of another type is cast to the column type first.
-        assert_eq!(
-            hex(&binary(&Value::Int2(7), &SqlType::Int8)),
-            "0000000000000007"
-        );
-        // Text is sent as stored: char(n) values are padded by cast_to, not here.
-        assert_eq!(
-            hex(&binary(&Value::Text("ab".into()), &SqlType::Char(Some(3)))),
-            "6162"
-        );
-        assert_eq!(
-            binary(&Value::Json("{\"a\": 1}".into()), &SqlType::Jsonb),
-            b"\x01{\"a\": 1}".to_vec()
-        );
-        let e = Value::Bool(true)
-            .encode_binary(&SqlType::Int4, &mut out)
-            .unwrap_err();
-        assert_eq!(e.code, "42846");
-    }
-
-    #[test]
-    fn decode_binary_errors() {
-        let e = Value::decode_binary(&SqlType::Int4, &[0, 0, 1]).unwrap_err();
-        assert_error(
-            &e,
-            "22P03",
-            "incorrect binary data format in bind parameter",
-        );
-        let e = Value::decode_binary(&SqlType::Int8, &[0; 4]).unwrap_err();
-        assert_eq!(e.code, "22P03");
-        let e = Value::decode_binary(&SqlType::Uuid, &[0; 15]).unwrap_err();
-        assert_eq!(e.code, "22P03");
-        let e = Value::decode_binary(&SqlType::Text, b"a\xffb").unwrap_err();
-        assert_error(
-            &e,
-            "22021",
-            "invalid byte sequence for encoding \"UTF8\": 0xff",
-        );
-        let e = Value::decode_binary(&SqlType::Varchar(None), b"a\0").unwrap_err();
-        assert_error(
-            &e,
-            "22021",
-            "invalid byte sequence for encoding \"UTF8\": 0x00",
-        );
-        let e = Value::decode_binary(&SqlType::Jsonb, b"\x02{}").unwrap_err();
-        assert_error(&e, "22P03", "unsupported jsonb version number 2");
-        let e = Value::decode_binary(&SqlType::Json, b"{").unwrap_err();
-        assert_error(&e, "22P02", "invalid input syntax for type json");
-        // Numeric: NaN, bad digit, truncated.
-        let e = Value::decode_binary(&SqlType::Numeric, &unhex("00000000c0000000")).unwrap_err();
-        assert_eq!(e.code, "0A000");
-        let e =
-            Value::decode_binary(&SqlType::Numeric, &unhex("00010000000000002710")).unwrap_err();
-        assert_error(&e, "22P03", "invalid digit in external \"numeric\" value");
-        let e = Value::decode_binary(&SqlType::Numeric, &unhex("000100000000")).unwrap_err();
-        assert_eq!(e.code, "22P03");
-        // numeric_recv truncates digits hidden by dscale.
-        let v =
-            Value::decode_binary(&SqlType::Numeric, &unhex("000200000000000100011388")).unwrap();
-        assert_eq!(text(&v), "1.5");
-        let v =
-            Value::decode_binary(&SqlType::Numeric, &unhex("000200000000000000011388")).unwrap();
-        assert_eq!(text(&v), "1");
-        // Binary text is not length-checked (cast_to does that).
-        let v = Value::decode_binary(&SqlType::Varchar(Some(1)), b"abc").unwrap();
-        assert_eq!(v, Value::Text("abc".into()));
-        // Infinite timestamps do not fit.
-        let e = Value::decode_binary(&SqlType::Timestamp, &i64::MAX.to_be_bytes()).unwrap_err();
-        assert_eq!(e.code, "22P03");
-    }
-
-    #[test]
-    fn to_text_of_constructed_values() {
-        assert_eq!(Value::Null.to_text(), None);
-        assert_eq!(text(&Value::Bool(true)), "t");
-        assert_eq!(text(&Value::Bool(false)), "f");
-        assert_eq!(text(&Value::Float8(1e20)), "1e+20");
-        assert_eq!(text(&Value::Float4(0.1)), "0.1");
-        assert_eq!(text(&Value::Float8(-0.0)), "-0");
-        assert_eq!(text(&Value::Float8(f64::NAN)), "NaN");
-        assert_eq!(text(&Value::Float8(f64::NEG_INFINITY)), "-Infinity");
-        assert_eq!(text(&Value::Float8(123456789012345.0)), "123456789012345");
-        assert_eq!(
-            text(&Value::Float8(1234567890123456.0)),
-            "1.234567890123456e+15"
-        );
-        assert_eq!(text(&Value::Numeric(Decimal::new(150, 2))), "1.50");
-        assert_eq!(text(&Value::Numeric(Decimal::new(-0, 2))), "0.00");
-        let mut negzero = Decimal::new(0, 1);
-        negzero.set_sign_negative(true);
-        assert_eq!(text(&Value::Numeric(negzero)), "0.0");
-        assert_eq!(text(&Value::Bytea(vec![0x0a, 0x0b])), "\\x0a0b");
-        assert_eq!(text(&Value::Bytea(vec![])), "\\x");
-        let u = Uuid::from_u128(0xA0EEBC999C0B4EF8BB6D6BB9BD380A11);
-        assert_eq!(
-            text(&Value::Uuid(u)),
-            "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"
-        );
-        let d = NaiveDate::from_ymd_opt(2024, 1, 2).unwrap();
-        assert_eq!(text(&Value::Date(d)), "2024-01-02");
-        let t = d.and_hms_micro_opt(3, 4, 5, 500_000).unwrap();
-        assert_eq!(text(&Value::Timestamp(t)), "2024-01-02 03:04:05.5");
-        assert_eq!(
-            text(&Value::TimestampTz(t.and_utc())),
-            "2024-01-02 03:04:05.5+00"
-        );
-        let t = d.and_hms_opt(3, 4, 5).unwrap();
-        assert_eq!(text(&Value::Timestamp(t)), "2024-01-02 03:04:05");
-        // Sub-microsecond precision is not shown.
-        let t = d.and_hms_nano_opt(3, 4, 5, 1_000_999).unwrap();
-        assert_eq!(text(&Value::Timestamp(t)), "2024-01-02 03:04:05.001");
-        let tz = Utc.with_ymd_and_hms(2024, 1, 2, 3, 4, 5).unwrap();
-        assert_eq!(text(&Value::TimestampTz(tz)), "2024-01-02 03:04:05+00");
-        assert_eq!(text(&Value::Json("{\"a\":1}".into())), "{\"a\":1}");
-        assert_eq!(text(&Value::Text("x ".into())), "x ");
-    }
-
-    #[test]
-    fn parse_text_edge_cases() {
-        // Text types keep the input as is; length is cast_to's business.
-        assert_eq!(
-            parse(&SqlType::Varchar(Some(1)), "abc "),
-            Value::Text("abc ".into())
-        );
-        assert_eq!(
-            parse(&SqlType::Char(Some(5)), "ab"),
-            Value::Text("ab".into())
-        );
-        // NUL never gets past PostgreSQL's encoding check.
-        let e = parse_err(&SqlType::Text, "a\0b");
-        assert_error(
-            &e,
-            "22021",
-            "invalid byte sequence for encoding \"UTF8\": 0x00",
-        );
-        // json keeps its text, jsonb normalises.
-        assert_eq!(
-            parse(&SqlType::Json, "{\"b\":1, \"a\":2}"),
-            Value::Json("{\"b\":1, \"a\":2}".into())
-        );
-        assert_eq!(
-            jsonb("{\"b\":1, \"a\":2}"),
-            Value::Json("{\"a\": 2, \"b\": 1}".into())
-        );
-        // Values rust_decimal cannot hold are refused, not rounded.
-        let e = parse_err(&SqlType::Numeric, "0.00000000000000000000000000001");
-        assert_error(&e, "22003", "value overflows numeric format");
-        assert!(e.detail.is_some());
-        let e = parse_err(&SqlType::Numeric, "79228162514264337593543950336");
-        assert_eq!(e.code, "22003");
-        let e = parse_err(&SqlType::Numeric, "1e29");
-        assert_eq!(e.code, "22003");
-        for special in ["NaN", "Infinity", "-inf"] {
-            let e = parse_err(&SqlType::Numeric, special);
-            assert_eq!(e.code, "0A000", "{special}");
-        }
-        for special in ["infinity", "-infinity"] {
-            assert_eq!(parse_err(&SqlType::Date, special).code, "0A000");
-            assert_eq!(parse_err(&SqlType::Timestamp, special).code, "0A000");
-            assert_eq!(parse_err(&SqlType::TimestampTz, special).code, "0A000");
-        }
-        // now / today / tomorrow / yesterday are read from the clock.
-        let today = Utc::now().date_naive();
-        let Value::Date(d) = date("today") else {
-            panic!()
-        };
-        assert!((d - today).num_days().abs() <= 1);
-        let Value::Date(d2) = date("tomorrow") else {
-            panic!()
-        };
-        assert_eq!(d2 - d, Duration::days(1));
-        let Value::TimestampTz(now) = tstz("now") else {
-            panic!()
-        };
-        assert!((Utc::now() - now).num_seconds().abs() < 60);
-        // Years chrono cannot represent.
-        assert_error(
-            &parse_err(&SqlType::Date, "300000-01-01"),
-            "22008",
-            "date out of range: \"300000-01-01\"",
-        );
-    }
 
     #[test]
     fn cast_string_lengths() {
