@@ -56,7 +56,10 @@
 //!   store operations: `counting` (LWTs and reads per statement, for
 //!   metrics) and `faults` (seeded fault injection, for tests).
 //! - [`metrics`]: the Prometheus endpoint and per-statement accounting.
-//! - [`types`]: SQL types and values, their text and binary formats, key bytes.
+//! - [`types`]: SQL types and values, one file per concern: `sql_type`
+//!   (DDL types, OIDs, typmods), `text` (input and output functions) with
+//!   `float`, `numeric`, `bytea`, `datetime` and `json` for their families,
+//!   `binary` (wire format), `cast`, `compare` and `key` (key bytes).
 //! - [`error`]: the error type every failure becomes, with its SQLSTATE.
 //! - [`config`]: the TOML config with `KEYCLAIM_*` env overrides.
 #![deny(clippy::print_stdout)]
