@@ -129,7 +129,9 @@ async fn scripts_match_postgres() {
         let kc = Target {
             host: "127.0.0.1".into(),
             port: server.addr.port().to_string(),
-            user: "keyclaim".into(),
+            // The same user as on PostgreSQL, which owns what the catalog
+            // shows.
+            user: pg.user.clone(),
             db: "keyclaim".into(),
         };
         let actual = tokio::task::spawn_blocking(move || psql(&kc, &["-f", &path]))

@@ -77,6 +77,11 @@ SELECT b.pages / 0 FROM book b JOIN author a ON a.id = b.author_id;
 SELECT (SELECT id FROM book) FROM author;
 SELECT nosuchfunction() FROM author a JOIN book b ON b.author_id = a.id;
 SELECT * FROM author a JOIN missing m ON m.id = a.id;
+-- correlated scalar subqueries that are plain lookups (not aggregated)
+SELECT a.name, (SELECT b.title FROM book b WHERE b.author_id = a.id AND b.year > 2000) FROM author a ORDER BY a.id;
+SELECT b.title, (SELECT a.name FROM author a WHERE a.id = b.author_id AND b.year < 1970) AS early FROM book b ORDER BY b.id;
+SELECT a.name, (SELECT b.title FROM book b WHERE b.author_id = a.id) FROM author a ORDER BY a.id;
+SELECT a.name, EXISTS (SELECT 1 FROM book b WHERE b.author_id = a.id) AS has_books, NOT EXISTS (SELECT 1 FROM review r JOIN book b ON b.id = r.book_id WHERE b.author_id = a.id) AS unreviewed FROM author a ORDER BY a.id;
 DROP TABLE review;
 DROP TABLE book;
 DROP TABLE author;

@@ -130,6 +130,22 @@ fn reads_system(q: &ast::Query) -> bool {
         ),
         _ => false,
     };
+    // Sequence functions are the fast path's alone (with their
+    // `'name'::regclass` arguments).
+    let sequences = ast::visit_expressions(q, |e| match e {
+        ast::Expr::Function(f)
+            if matches!(
+                parts(&f.name).last().map(String::as_str),
+                Some("nextval" | "currval" | "setval" | "lastval")
+            ) =>
+        {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    });
+    if sequences.is_break() {
+        return false;
+    }
     ast::visit_expressions(q, |e| {
         let system = match e {
             ast::Expr::Function(f) => match parts(&f.name).as_slice() {

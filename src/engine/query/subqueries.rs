@@ -15,7 +15,10 @@
 //! - conditions on outer columns alone move out of the subquery:
 //!   `(SELECT x FROM t WHERE k = o.k AND o.flag)` is
 //!   `CASE WHEN o.flag THEN (SELECT x FROM t WHERE k = o.k) END`, since a
-//!   subquery that finds no row is NULL too.
+//!   subquery that finds no row is NULL too. One difference remains:
+//!   the subquery is then computed for every outer row, so a row the
+//!   condition excludes, for which it would find several rows, answers
+//!   21000 where PostgreSQL never looks (README, "Known gaps").
 //!
 //! Outer columns are told by their qualifier: a name qualified by no
 //! relation of the subquery's FROM. Unqualified names are left alone.

@@ -124,8 +124,9 @@ const SPECS: &[Spec] = &[
         takes: OID,
         gives: Ret::Bool,
         body: |s, a| {
-            let known = oid_arg(a.first()).and_then(|o| s.relation_name(o));
-            Ok(ScalarValue::Boolean(known.map(|_| true)))
+            Ok(ScalarValue::Boolean(
+                oid_arg(a.first()).and_then(|o| s.visible(o)),
+            ))
         },
     },
     Spec {

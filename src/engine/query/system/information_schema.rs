@@ -444,12 +444,12 @@ fn table_constraints(s: &Snapshot) -> Vec<Vec<Cell>> {
     let mut out = Vec::new();
     for t in s.tables() {
         for c in constraints_of(t) {
-            let kind = if c.kind == "p" {
-                "PRIMARY KEY"
-            } else {
-                "UNIQUE"
+            // nulls_distinct is only a unique constraint's.
+            let (kind, distinct) = match c.kind {
+                "p" => ("PRIMARY KEY", None),
+                _ if c.nulls_not_distinct => ("UNIQUE", Some("NO")),
+                _ => ("UNIQUE", Some("YES")),
             };
-            let distinct = if c.nulls_not_distinct { "NO" } else { "YES" };
             out.push(row![
                 db, "public", c.name, db, "public", &t.name, kind, "NO", "NO", "YES", distinct,
             ]);
@@ -505,7 +505,15 @@ fn key_columns(s: &Snapshot, view: &str) -> Vec<Vec<Cell>> {
 
 fn sequences(s: &Snapshot) -> Vec<Vec<Cell>> {
     let db = s.database.as_str();
+    // An identity column's sequence is not listed, as in PostgreSQL.
+    let identity: Vec<String> = s
+        .tables()
+        .flat_map(|t| t.columns.iter())
+        .filter(|c| c.identity.is_some())
+        .filter_map(crate::engine::sequence::owned_sequence)
+        .collect();
     s.sequences()
+        .filter(|q| !identity.contains(&q.name))
         .filter_map(|q| {
             let d = q.sequence.as_ref()?;
             let bits = match d.ty {

@@ -99,6 +99,15 @@ impl Snapshot {
             .or_else(|| system_relation(oid).map(|d| d.name.to_string()))
     }
 
+    /// Whether relation `oid` is on the search path (public, pg_catalog);
+    /// None for no relation.
+    fn visible(&self, oid: u32) -> Option<bool> {
+        if information_schema::RELATIONS.iter().any(|(_, o)| *o == oid) {
+            return Some(false);
+        }
+        self.relation_name(oid).map(|_| true)
+    }
+
     /// The OID of the relation a name (possibly schema-qualified, possibly
     /// quoted) denotes, as `::regclass` reads it.
     fn relation_oid(&self, name: &str) -> Option<u32> {
