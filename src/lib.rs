@@ -34,7 +34,10 @@
 //!   the fast path does not answer (joins, aggregates, subqueries, CTEs, set
 //!   operations, windows): syntax rules that make its answers PostgreSQL's,
 //!   table providers that read through the statement's `ReadView` and turn
-//!   key filters into point reads, Arrow type mapping, error mapping.
+//!   key filters into point reads, Arrow type mapping, error mapping,
+//!   subquery rewrites DataFusion can decorrelate (`query::subqueries`),
+//!   and pg_catalog / information_schema with the catalog functions,
+//!   built per execution from a snapshot of the catalog (`query::system`).
 //! - [`sql`]: parsing, planning, expression evaluation.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
