@@ -399,11 +399,9 @@ impl Engine {
             }
             defs.push(def);
         }
-        let snap = if parsed.system {
-            Some(self.snapshot(own, None).await?)
-        } else {
-            None
-        };
+        let snap = parsed
+            .system
+            .then(|| Arc::new(query::Snapshot::for_planning()));
         let (plan, columns, param_types) = self
             .inner
             .query
@@ -670,7 +668,7 @@ impl Engine {
             Plan::Query(q) => {
                 let snap = if q.reads_system() {
                     let own = cx.open.as_ref().map(|o| o.id);
-                    Some(self.snapshot(own, Some(&cx.env)).await?)
+                    Some(self.snapshot(own, &cx.env).await?)
                 } else {
                     None
                 };
@@ -711,27 +709,23 @@ impl Engine {
 
     /// What the system catalog shows a statement of transaction `own`:
     /// the relations it sees, and its session's user, database and
-    /// settings (none while a statement is only prepared).
+    /// settings.
     async fn snapshot(
         &self,
         own: Option<TxnId>,
-        env: Option<&SessionEnv>,
+        env: &SessionEnv,
     ) -> SqlResult<Arc<query::Snapshot>> {
         use crate::sql::expr::Env;
         let relations = self.inner.catalog.all(own).await?;
-        let (user, database, settings) = match env {
-            Some(env) => (
-                env.user(),
-                env.database(),
-                crate::session::settings::GUCS
-                    .iter()
-                    .map(|g| (g, env.setting(g.name).unwrap_or_default()))
-                    .collect(),
-            ),
-            None => Default::default(),
-        };
+        let settings = crate::session::settings::GUCS
+            .iter()
+            .map(|g| (g, env.setting(g.name).unwrap_or_default()))
+            .collect();
         Ok(Arc::new(query::Snapshot::new(
-            relations, user, database, settings,
+            relations,
+            env.user(),
+            env.database(),
+            settings,
         )))
     }
 

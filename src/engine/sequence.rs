@@ -370,6 +370,27 @@ async fn resolve(
     Ok((def, seq))
 }
 
+/// What `pg_get_serial_sequence` answers once the table is found: the
+/// qualified name of the sequence `column` draws from, None when it draws
+/// from none; 42703 when the table has no such column.
+pub fn serial_sequence(def: &TableDef, column: &str) -> SqlResult<Option<String>> {
+    let col = def
+        .columns
+        .iter()
+        .find(|c| c.name == column)
+        .ok_or_else(|| {
+            SqlError::new(
+                sqlstate::UNDEFINED_COLUMN,
+                format!(
+                    "column \"{column}\" of relation \"{}\" does not exist",
+                    def.name
+                ),
+            )
+        })?;
+    Ok(owned_sequence(col)
+        .map(|seq| format!("public.{}", crate::catalog::naming::quote_ident(&seq))))
+}
+
 /// The sequence a serial or identity column draws from: the one its
 /// default names.
 pub fn owned_sequence(col: &crate::catalog::ColumnDef) -> Option<String> {
@@ -437,32 +458,11 @@ pub async fn prepare(
                     continue;
                 };
                 let name = relation_name(&table).map_err(|e| located(e, &args[0]))?;
-                let def = catalog.lookup(&name, own).await?.ok_or_else(|| {
-                    located(
-                        SqlError::new(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("relation \"{name}\" does not exist"),
-                        ),
-                        &args[0],
-                    )
-                })?;
-                let col = def
-                    .columns
-                    .iter()
-                    .find(|c| c.name == column)
-                    .ok_or_else(|| {
-                        SqlError::new(
-                            sqlstate::UNDEFINED_COLUMN,
-                            format!("column \"{column}\" of relation \"{name}\" does not exist"),
-                        )
-                    })?;
-                let answer = match owned_sequence(col) {
-                    Some(seq) => Value::Text(format!(
-                        "public.{}",
-                        crate::catalog::naming::quote_ident(&seq)
-                    )),
-                    None => Value::Null,
-                };
+                let def = catalog
+                    .lookup(&name, own)
+                    .await?
+                    .ok_or_else(|| located(SqlError::undefined_table(&name), &args[0]))?;
+                let answer = serial_sequence(&def, &column)?.map_or(Value::Null, Value::Text);
                 into.serials.insert((table, column), answer);
             }
         }

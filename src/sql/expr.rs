@@ -101,6 +101,42 @@ pub enum Func {
     Advisory(AdvisoryFn),
 }
 
+impl Func {
+    /// The scalar function the fast path evaluates under `name` (lower
+    /// case, unqualified); None for any other name.
+    pub fn named(name: &str) -> Option<Func> {
+        Some(match name {
+            "now"
+            | "current_timestamp"
+            | "transaction_timestamp"
+            | "statement_timestamp"
+            | "clock_timestamp"
+            | "localtimestamp" => Func::Now,
+            "gen_random_uuid" | "uuid_generate_v4" => Func::GenRandomUuid,
+            "lower" => Func::Lower,
+            "upper" => Func::Upper,
+            "length" | "char_length" | "character_length" => Func::Length,
+            "octet_length" => Func::OctetLength,
+            "coalesce" => Func::Coalesce,
+            "abs" => Func::Abs,
+            "version" => Func::Version,
+            "current_schema" => Func::CurrentSchema,
+            "current_database" | "current_catalog" => Func::CurrentDatabase,
+            "current_user" | "session_user" | "user" => Func::CurrentUser,
+            "pg_sleep" => Func::PgSleep,
+            "current_setting" => Func::CurrentSetting,
+            "set_config" => Func::SetConfig,
+            "pg_backend_pid" => Func::PgBackendPid,
+            "nextval" => Func::Seq(SeqFunc::NextVal),
+            "currval" => Func::Seq(SeqFunc::CurrVal),
+            "setval" => Func::Seq(SeqFunc::SetVal),
+            "lastval" => Func::Seq(SeqFunc::LastVal),
+            "pg_get_serial_sequence" => Func::Seq(SeqFunc::SerialSequence),
+            _ => return None,
+        })
+    }
+}
+
 /// One of PostgreSQL's advisory lock functions.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AdvisoryFn {
@@ -560,29 +596,9 @@ impl Compiler<'_> {
                 ))
             }
         };
-        let func = match name {
-            "now" | "current_timestamp" | "transaction_timestamp" | "statement_timestamp"
-            | "clock_timestamp" | "localtimestamp" => Func::Now,
-            "gen_random_uuid" | "uuid_generate_v4" => Func::GenRandomUuid,
-            "lower" => Func::Lower,
-            "upper" => Func::Upper,
-            "length" | "char_length" | "character_length" => Func::Length,
-            "octet_length" => Func::OctetLength,
-            "coalesce" => Func::Coalesce,
-            "abs" => Func::Abs,
-            "version" => Func::Version,
-            "current_schema" => Func::CurrentSchema,
-            "current_database" | "current_catalog" => Func::CurrentDatabase,
-            "current_user" | "session_user" | "user" => Func::CurrentUser,
-            "pg_sleep" => Func::PgSleep,
-            "current_setting" => Func::CurrentSetting,
-            "set_config" => Func::SetConfig,
-            "pg_backend_pid" => Func::PgBackendPid,
-            "nextval" => Func::Seq(SeqFunc::NextVal),
-            "currval" => Func::Seq(SeqFunc::CurrVal),
-            "setval" => Func::Seq(SeqFunc::SetVal),
-            "lastval" => Func::Seq(SeqFunc::LastVal),
-            "pg_get_serial_sequence" => Func::Seq(SeqFunc::SerialSequence),
+        let func = match Func::named(name) {
+            Some(func) => func,
+            None => match name {
             n if AdvisoryFn::parse(n).is_some() => {
                 let a = AdvisoryFn::parse(n).expect("parsed");
                 return self.advisory(a, f, &args);
@@ -600,6 +616,7 @@ impl Compiler<'_> {
                 )
                 .with_hint("keyclaim supports now(), gen_random_uuid(), lower, upper, length, coalesce, abs, version(), current_schema(), current_database(), current_user, current_setting, set_config, pg_sleep"))
             }
+            },
         };
         let mut compiled = Vec::with_capacity(args.len());
         for (i, a) in args.into_iter().enumerate() {

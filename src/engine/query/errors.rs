@@ -52,32 +52,6 @@ impl Source<'_> {
     }
 }
 
-/// A name that does not resolve (`'nope'::regclass`, `'nope'::regtype`)
-/// is reported where the literal naming it stands, as PostgreSQL does.
-fn located_name(e: SqlError, src: Option<&Source<'_>>) -> SqlError {
-    let (Some(src), None) = (src, e.position) else {
-        return e;
-    };
-    if e.code != sqlstate::UNDEFINED_TABLE && e.code != "42704" {
-        return e;
-    }
-    let Some(name) = e.message.split('"').nth(1) else {
-        return e;
-    };
-    let literal = format!("'{name}'");
-    let from = src.text.char_indices().nth(src.start).map_or(0, |(i, _)| i);
-    match src.text[from..].find(&literal) {
-        Some(i) => {
-            let chars = src.text[..from + i].chars().count();
-            match u32::try_from(chars + 1) {
-                Ok(p) => e.with_position(p),
-                Err(_) => e,
-            }
-        }
-        None => e,
-    }
-}
-
 /// A DataFusion error as the client's error; `src` locates names.
 pub(crate) fn to_sql_error(e: DataFusionError, src: Option<&Source<'_>>) -> SqlError {
     let at = |err: SqlError, word: &str| match src.and_then(|s| s.find(word)) {
@@ -86,7 +60,7 @@ pub(crate) fn to_sql_error(e: DataFusionError, src: Option<&Source<'_>>) -> SqlE
     };
     match e {
         DataFusionError::External(inner) => match inner.downcast::<SqlError>() {
-            Ok(e) => located_name(*e, src),
+            Ok(e) => *e,
             Err(other) => SqlError::internal(other.to_string()),
         },
         DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {

@@ -51,6 +51,7 @@ use super::ctx::StmtCtx;
 use super::{Column, Outcome};
 use crate::catalog::TableDef;
 use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::sql::expr::{Func, SeqFunc};
 use crate::types::{SqlType, Value};
 pub(crate) use errors::Source;
 use provider::{ScanCtx, Table};
@@ -134,9 +135,8 @@ fn reads_system(q: &ast::Query) -> bool {
     // `'name'::regclass` arguments).
     let sequences = ast::visit_expressions(q, |e| match e {
         ast::Expr::Function(f)
-            if matches!(
-                parts(&f.name).last().map(String::as_str),
-                Some("nextval" | "currval" | "setval" | "lastval")
+            if parts(&f.name).last().is_some_and(
+                |n| matches!(Func::named(n), Some(Func::Seq(s)) if s != SeqFunc::SerialSequence),
             ) =>
         {
             ControlFlow::Break(())
@@ -150,10 +150,7 @@ fn reads_system(q: &ast::Query) -> bool {
         let system = match e {
             ast::Expr::Function(f) => match parts(&f.name).as_slice() {
                 [schema, _] if schema == "pg_catalog" => true,
-                [name] => {
-                    system::is_system_function(name)
-                        && !FAST_PATH_FUNCTIONS.contains(&name.as_str())
-                }
+                [name] => system::is_system_function(name) && Func::named(name).is_none(),
                 _ => false,
             },
             ast::Expr::Cast { data_type, .. } => catalog_type(data_type),
@@ -171,20 +168,6 @@ fn reads_system(q: &ast::Query) -> bool {
     })
     .is_break()
 }
-
-/// Session functions the fast path answers itself (`sql::expr`), so a
-/// query that only calls these stays there.
-const FAST_PATH_FUNCTIONS: &[&str] = &[
-    "version",
-    "current_schema",
-    "current_database",
-    "current_catalog",
-    "current_user",
-    "session_user",
-    "user",
-    "pg_backend_pid",
-    "pg_get_serial_sequence",
-];
 
 /// Aggregates the fast path does not compute (it counts, nothing else).
 pub(crate) const AGGREGATES: &[&str] = &[
@@ -416,20 +399,15 @@ impl QueryEngine {
                 .register_table(def.name.clone(), Arc::new(Table::new(def.clone())))
                 .map_err(df_error)?;
         }
-        let catalog = Arc::new(MemoryCatalogProvider::new());
         let mut state = self.state.clone();
-        if let Some(snap) = snap {
-            let (pg, info) = system::register(&mut state, &public, snap).map_err(df_error)?;
-            catalog
-                .register_schema(system::PG_CATALOG, pg)
-                .map_err(df_error)?;
-            catalog
-                .register_schema(system::INFORMATION_SCHEMA, info)
-                .map_err(df_error)?;
+        let schemas = match snap {
+            Some(snap) => system::schemas(&mut state, public, snap).map_err(df_error)?,
+            None => vec![("public", public as Arc<dyn SchemaProvider>)],
+        };
+        let catalog = Arc::new(MemoryCatalogProvider::new());
+        for (name, schema) in schemas {
+            catalog.register_schema(name, schema).map_err(df_error)?;
         }
-        catalog
-            .register_schema("public", public)
-            .map_err(df_error)?;
         let catalogs = Arc::new(MemoryCatalogProviderList::new());
         catalogs.register_catalog("datafusion".into(), catalog);
         let state = SessionStateBuilder::new_from_existing(state)

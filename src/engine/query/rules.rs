@@ -23,9 +23,9 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, LimitClause, ObjectName,
-    ObjectNamePart, OrderByKind, Query, Select, SelectItem, SetExpr, TrimWhereField, Value,
-    VisitMut, VisitorMut,
+    FunctionArgumentClause, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident,
+    LimitClause, ObjectName, ObjectNamePart, OrderByKind, Query, Select, SelectItem, SetExpr,
+    TrimWhereField, Value, VisitMut, VisitorMut,
 };
 
 /// What marks a name made unique for DataFusion (`SELECT a, a`), which
@@ -49,7 +49,7 @@ pub(crate) fn rewrite(q: &mut Query) {
 }
 
 /// PostgreSQL's folding of an identifier.
-fn folded(id: &Ident) -> String {
+pub(super) fn folded(id: &Ident) -> String {
     if id.quote_style.is_some() {
         id.value.clone()
     } else {
@@ -314,15 +314,18 @@ pub(crate) fn int4_literals(q: &mut Query) {
     let _ = q.visit(&mut Release);
 }
 
+/// The parts of a dotted name, each folded.
+pub(super) fn name_parts(name: &ObjectName) -> Vec<String> {
+    name.0
+        .iter()
+        .map(|p| p.as_ident().map(folded).unwrap_or_default())
+        .collect()
+}
+
 /// The last part of a possibly `pg_catalog.`-qualified name, folded; None
 /// when qualified by another schema.
 fn catalog_name(name: &ObjectName) -> Option<String> {
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .map(|p| p.as_ident().map(folded).unwrap_or_default())
-        .collect();
-    match parts.as_slice() {
+    match name_parts(name).as_slice() {
         [name] => Some(name.clone()),
         [schema, name] if schema == "pg_catalog" => Some(name.clone()),
         _ => None,
@@ -342,7 +345,6 @@ fn catalog_cast(dt: &DataType) -> Option<CatalogCast> {
     let name = match dt {
         DataType::Regclass => return Some(CatalogCast::Call(REGCLASS)),
         DataType::Custom(name, modifiers) if modifiers.is_empty() => catalog_name(name)?,
-        DataType::Text => return None,
         _ => return None,
     };
     Some(match name.as_str() {
@@ -376,20 +378,29 @@ fn custom_operator(parts: &[String]) -> Option<BinaryOperator> {
         ">" => BinaryOperator::Gt,
         ">=" => BinaryOperator::GtEq,
         "||" => BinaryOperator::StringConcat,
-        "~~" => return None,
         _ => return None,
     })
 }
 
+/// A call of `name` on one argument.
 pub(super) fn call(name: &str, arg: Expr) -> Expr {
+    call_with(name, vec![FunctionArgExpr::Expr(arg)], Vec::new())
+}
+
+/// A call of `name` on `args`, with `clauses` (an aggregate's ORDER BY).
+pub(super) fn call_with(
+    name: &str,
+    args: Vec<FunctionArgExpr>,
+    clauses: Vec<FunctionArgumentClause>,
+) -> Expr {
     Expr::Function(Function {
         name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
         uses_odbc_syntax: false,
         parameters: FunctionArguments::None,
         args: FunctionArguments::List(FunctionArgumentList {
             duplicate_treatment: None,
-            args: vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))],
-            clauses: Vec::new(),
+            args: args.into_iter().map(FunctionArg::Unnamed).collect(),
+            clauses,
         }),
         filter: None,
         null_treatment: None,

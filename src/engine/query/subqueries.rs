@@ -28,14 +28,13 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CaseWhen, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentClause,
-    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, ObjectName, ObjectNamePart,
-    OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor, Value, Visit, VisitMut, Visitor,
-    VisitorMut,
+    BinaryOperator, CaseWhen, Expr, FunctionArgExpr, FunctionArgumentClause, FunctionArguments,
+    GroupByExpr, OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor, Value, Visit,
+    VisitMut, Visitor, VisitorMut,
 };
 
 use super::aggregates::SINGLE_VALUE;
-use super::rules::call;
+use super::rules::{call, call_with, folded};
 
 /// Whether an expression computes an aggregate or a window function.
 fn aggregates(e: &Expr) -> bool {
@@ -118,7 +117,11 @@ pub(crate) fn select_list_subqueries(q: &mut Query) {
                     let Some(s) = plain_select(&mut sub) else {
                         return ControlFlow::Continue(());
                     };
-                    s.projection = vec![SelectItem::UnnamedExpr(count_star())];
+                    s.projection = vec![SelectItem::UnnamedExpr(call_with(
+                        "count",
+                        vec![FunctionArgExpr::Wildcard],
+                        Vec::new(),
+                    ))];
                     *e = Expr::BinaryOp {
                         left: Box::new(Expr::Subquery(sub)),
                         op: if negated {
@@ -143,38 +146,23 @@ pub(crate) fn select_list_subqueries(q: &mut Query) {
                     else {
                         return ControlFlow::Continue(());
                     };
-                    let mut agg = call("array_agg", x.clone());
-                    if let (Expr::Function(f), Some(order)) = (&mut agg, order) {
-                        if let (FunctionArguments::List(list), OrderByKind::Expressions(by)) =
-                            (&mut f.args, order.kind)
-                        {
-                            list.clauses.push(FunctionArgumentClause::OrderBy(by));
+                    let by = match order.map(|o| o.kind) {
+                        Some(OrderByKind::Expressions(by)) => {
+                            vec![FunctionArgumentClause::OrderBy(by)]
                         }
-                    }
+                        _ => Vec::new(),
+                    };
+                    let agg = call_with("array_agg", vec![FunctionArgExpr::Expr(x.clone())], by);
                     s.projection = vec![SelectItem::UnnamedExpr(agg)];
-                    let empty = Expr::Function(Function {
-                        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(
-                            "make_array",
-                        ))]),
-                        uses_odbc_syntax: false,
-                        parameters: FunctionArguments::None,
-                        args: FunctionArguments::List(FunctionArgumentList {
-                            duplicate_treatment: None,
-                            args: Vec::new(),
-                            clauses: Vec::new(),
-                        }),
-                        filter: None,
-                        null_treatment: None,
-                        over: None,
-                        within_group: Vec::new(),
-                    });
-                    let mut coalesce = call("coalesce", Expr::Subquery(sub));
-                    if let Expr::Function(f) = &mut coalesce {
-                        if let FunctionArguments::List(list) = &mut f.args {
-                            list.args
-                                .push(FunctionArg::Unnamed(FunctionArgExpr::Expr(empty)));
-                        }
-                    }
+                    let empty = call_with("make_array", Vec::new(), Vec::new());
+                    let coalesce = call_with(
+                        "coalesce",
+                        vec![
+                            FunctionArgExpr::Expr(Expr::Subquery(sub)),
+                            FunctionArgExpr::Expr(empty),
+                        ],
+                        Vec::new(),
+                    );
                     *e = coalesce;
                 }
                 _ => {}
@@ -183,23 +171,6 @@ pub(crate) fn select_list_subqueries(q: &mut Query) {
         }
     }
     let _ = q.visit(&mut Rewrite);
-}
-
-fn count_star() -> Expr {
-    Expr::Function(Function {
-        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new("count"))]),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args: FunctionArguments::List(FunctionArgumentList {
-            duplicate_treatment: None,
-            args: vec![FunctionArg::Unnamed(FunctionArgExpr::Wildcard)],
-            clauses: Vec::new(),
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: Vec::new(),
-    })
 }
 
 /// Take each plain one-expression scalar subquery's value through
@@ -258,27 +229,19 @@ fn from_names(s: &Select) -> Option<HashSet<String>> {
             match factor {
                 TableFactor::Table { alias: Some(a), .. }
                 | TableFactor::Derived { alias: Some(a), .. } => {
-                    names.insert(fold(&a.name));
+                    names.insert(folded(&a.name));
                 }
                 TableFactor::Table {
                     name, alias: None, ..
                 } => {
                     let last = name.0.last()?.as_ident()?;
-                    names.insert(fold(last));
+                    names.insert(folded(last));
                 }
                 _ => return None,
             }
         }
     }
     Some(names)
-}
-
-fn fold(i: &Ident) -> String {
-    if i.quote_style.is_some() {
-        i.value.clone()
-    } else {
-        i.value.to_lowercase()
-    }
 }
 
 /// The split of a conjunction into its conjuncts.
@@ -319,7 +282,7 @@ fn and(items: Vec<Expr>) -> Option<Expr> {
 fn qualified(e: &Expr) -> Option<(String, String)> {
     match e {
         Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-            Some((fold(&parts[0]), fold(&parts[1])))
+            Some((folded(&parts[0]), folded(&parts[1])))
         }
         _ => None,
     }

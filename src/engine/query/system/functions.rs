@@ -17,7 +17,7 @@ use datafusion::logical_expr::{
 };
 
 use super::{pg_catalog, pg_types, Snapshot};
-use crate::error::{sqlstate, SqlError};
+use crate::error::SqlError;
 
 /// One function's body: the snapshot and one row's arguments.
 type Body = fn(&Snapshot, &[ScalarValue]) -> Result<ScalarValue, SqlError>;
@@ -91,6 +91,23 @@ fn text_arg(v: Option<&ScalarValue>) -> Option<String> {
 
 fn text(s: Option<String>) -> ScalarValue {
     ScalarValue::Utf8(s)
+}
+
+/// A `reg*` input: an OID as digits, else the name `lookup` finds, else
+/// `missing`'s error.
+fn reg_in(
+    args: &[ScalarValue],
+    lookup: impl Fn(&str) -> Option<u32>,
+    missing: impl Fn(&str) -> SqlError,
+) -> Result<ScalarValue, SqlError> {
+    let Some(n) = text_arg(args.first()) else {
+        return Ok(ScalarValue::UInt32(None));
+    };
+    let oid = match n.parse::<u32>() {
+        Ok(oid) => oid,
+        Err(_) => lookup(&n).ok_or_else(|| missing(&n))?,
+    };
+    Ok(ScalarValue::UInt32(Some(oid)))
 }
 
 fn truth(_: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
@@ -236,34 +253,16 @@ const SPECS: &[Spec] = &[
         name: REGCLASS,
         takes: &[&[Arg::Text]],
         gives: Ret::Oid,
-        body: |s, a| match text_arg(a.first()) {
-            None => Ok(ScalarValue::UInt32(None)),
-            Some(n) => match n.parse::<u32>() {
-                Ok(oid) => Ok(ScalarValue::UInt32(Some(oid))),
-                Err(_) => s
-                    .relation_oid(&n)
-                    .map(|o| ScalarValue::UInt32(Some(o)))
-                    .ok_or_else(|| {
-                        SqlError::new(
-                            sqlstate::UNDEFINED_TABLE,
-                            format!("relation \"{n}\" does not exist"),
-                        )
-                    }),
-            },
-        },
+        body: |s, a| reg_in(a, |n| s.relation_oid(n), SqlError::undefined_table),
     },
     Spec {
         name: REGTYPE,
         takes: &[&[Arg::Text]],
         gives: Ret::Oid,
-        body: |_, a| match text_arg(a.first()) {
-            None => Ok(ScalarValue::UInt32(None)),
-            Some(n) => match n.parse::<u32>() {
-                Ok(oid) => Ok(ScalarValue::UInt32(Some(oid))),
-                Err(_) => pg_types::oid_by_name(&n)
-                    .map(|o| ScalarValue::UInt32(Some(o)))
-                    .ok_or_else(|| SqlError::new("42704", format!("type \"{n}\" does not exist"))),
-            },
+        body: |_, a| {
+            reg_in(a, pg_types::oid_by_name, |n| {
+                SqlError::new("42704", format!("type \"{n}\" does not exist"))
+            })
         },
     },
     Spec {
@@ -461,30 +460,11 @@ const SPECS: &[Spec] = &[
             let (Some(table), Some(column)) = (text_arg(a.first()), text_arg(a.get(1))) else {
                 return Ok(text(None));
             };
-            let oid = s.relation_oid(&table).ok_or_else(|| {
-                SqlError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("relation \"{table}\" does not exist"),
-                )
-            })?;
-            let t = pg_catalog::table(s, oid).ok_or_else(|| {
-                SqlError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("relation \"{table}\" does not exist"),
-                )
-            })?;
-            let col = t.columns.iter().find(|c| c.name == column).ok_or_else(|| {
-                SqlError::new(
-                    sqlstate::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{column}\" of relation \"{}\" does not exist",
-                        t.name
-                    ),
-                )
-            })?;
-            Ok(text(crate::engine::sequence::owned_sequence(col).map(
-                |q| format!("public.{}", crate::catalog::naming::quote_ident(&q)),
-            )))
+            let name = crate::engine::sequence::relation_name(&table)?;
+            let t = s
+                .named(&name)
+                .ok_or_else(|| SqlError::undefined_table(&name))?;
+            Ok(text(crate::engine::sequence::serial_sequence(t, &column)?))
         },
     },
 ];

@@ -359,7 +359,7 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
     let db = s.database.as_str();
     t.columns.iter().enumerate().map(move |(i, c)| {
         let f = facts(&c.ty);
-        let nullable = !(c.not_null || t.primary_key.contains(&i));
+        let nullable = !c.not_null;
         let udt = postgres_type_name(&c.ty);
         let identity = c.identity.map(|g| match g {
             Identity::Always => "ALWAYS",
@@ -367,7 +367,7 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
         });
         let seq = identity
             .and_then(|_| crate::engine::sequence::owned_sequence(c))
-            .and_then(|name| s.relations.iter().find(|r| r.name == name))
+            .and_then(|name| s.named(&name))
             .and_then(|r| r.sequence.clone());
         let default = c.default.as_ref().filter(|_| c.identity.is_none());
         row![
@@ -430,7 +430,7 @@ fn not_nulls(t: &TableDef) -> impl Iterator<Item = (String, &str)> {
     t.columns
         .iter()
         .enumerate()
-        .filter(move |(i, c)| c.not_null || t.primary_key.contains(i))
+        .filter(|(_, c)| c.not_null)
         .map(move |(i, c)| {
             (
                 format!("{PUBLIC_NAMESPACE}_{rel}_{}_not_null", i + 1),

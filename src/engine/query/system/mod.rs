@@ -23,13 +23,14 @@ mod table;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use datafusion::catalog::{MemorySchemaProvider, SchemaProvider};
+use async_trait::async_trait;
+use datafusion::catalog::{SchemaProvider, TableProvider};
 use datafusion::common::Result as DfResult;
 use datafusion::execution::session_state::SessionState;
 use datafusion::execution::FunctionRegistry;
 use datafusion::sql::sqlparser::ast as df_ast;
 
-use crate::catalog::{TableDef, UniqueDef};
+use crate::catalog::TableDef;
 use crate::session::settings::Guc;
 
 pub(crate) use functions::{is_system_function, REGCLASS, REGTYPE};
@@ -49,6 +50,13 @@ pub(crate) struct Snapshot {
 }
 
 impl Snapshot {
+    /// What planning needs, before any execution: the shape of the
+    /// system relations, none of their rows (result columns do not depend
+    /// on what the catalog holds).
+    pub fn for_planning() -> Snapshot {
+        Snapshot::new(Vec::new(), String::new(), String::new(), Vec::new())
+    }
+
     pub fn new(
         mut relations: Vec<Arc<TableDef>>,
         user: String,
@@ -69,6 +77,14 @@ impl Snapshot {
         self.relations
             .iter()
             .filter(|r| r.sequence.is_none())
+            .map(|r| r.as_ref())
+    }
+
+    /// The relation named `name`.
+    fn named(&self, name: &str) -> Option<&TableDef> {
+        self.relations
+            .iter()
+            .find(|r| r.name == name)
             .map(|r| r.as_ref())
     }
 
@@ -125,10 +141,8 @@ impl Snapshot {
         if schema.is_some_and(|s| s != "public") {
             return None;
         }
-        self.relations
-            .iter()
-            .find(|r| r.name == name)
-            .map(|r| oids::relation(r))
+        self.named(name)
+            .map(oids::relation)
             .or_else(|| self.indexes().find(|i| i.name == name).map(|i| i.oid))
     }
 }
@@ -143,6 +157,9 @@ struct Index<'a> {
     unique: bool,
     primary: bool,
     nulls_not_distinct: bool,
+    /// The OID of the constraint it backs (the primary key, a UNIQUE
+    /// constraint); None for a unique or plain index of its own.
+    constraint: Option<u32>,
 }
 
 fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
@@ -156,6 +173,7 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
             unique: true,
             primary: true,
             nulls_not_distinct: false,
+            constraint: Some(oids::pkey_constraint(t)),
         });
     }
     for u in &t.uniques {
@@ -167,6 +185,7 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
             unique: true,
             primary: false,
             nulls_not_distinct: u.nulls_not_distinct,
+            constraint: (!u.is_index).then(|| oids::unique_constraint(u)),
         });
     }
     for i in &t.indexes {
@@ -178,6 +197,7 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
             unique: false,
             primary: false,
             nulls_not_distinct: false,
+            constraint: None,
         });
     }
     out
@@ -195,34 +215,22 @@ struct Constraint<'a> {
     nulls_not_distinct: bool,
 }
 
+/// The constraints are the indexes that back one.
 fn constraints_of(t: &TableDef) -> Vec<Constraint<'_>> {
-    let mut out = Vec::new();
-    if !t.primary_key.is_empty() {
-        out.push(Constraint {
-            oid: oids::pkey_constraint(t),
-            name: &t.pkey_name,
-            table: t,
-            columns: &t.primary_key,
-            kind: "p",
-            index: oids::pkey_index(t),
-            nulls_not_distinct: false,
-        });
-    }
-    out.extend(
-        t.uniques
-            .iter()
-            .filter(|u| !u.is_index)
-            .map(|u: &UniqueDef| Constraint {
-                oid: oids::unique_constraint(u),
-                name: &u.name,
-                table: t,
-                columns: &u.columns,
-                kind: "u",
-                index: oids::unique_index(u),
-                nulls_not_distinct: u.nulls_not_distinct,
-            }),
-    );
-    out
+    indexes_of(t)
+        .into_iter()
+        .filter_map(|i| {
+            Some(Constraint {
+                oid: i.constraint?,
+                name: i.name,
+                table: i.table,
+                columns: i.columns,
+                kind: if i.primary { "p" } else { "u" },
+                index: i.oid,
+                nulls_not_distinct: i.nulls_not_distinct,
+            })
+        })
+        .collect()
 }
 
 /// Whether a relation name, as written (schema if qualified), is a system
@@ -338,28 +346,93 @@ fn has_subquery(e: &df_ast::Expr) -> bool {
     .is_break()
 }
 
+/// A schema whose system relations are built from the snapshot when
+/// planning asks for them, so a query pays only for the relations it
+/// reads. For `public`, `user` holds keyclaim's own tables, which
+/// pg_catalog's names come before (PostgreSQL's search path).
+struct SystemSchema {
+    relations: &'static [(&'static table::Def, u32)],
+    rows: fn(&str, &Snapshot) -> Vec<Vec<table::Cell>>,
+    snap: Arc<Snapshot>,
+    user: Option<Arc<dyn SchemaProvider>>,
+}
+
+impl std::fmt::Debug for SystemSchema {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SystemSchema")
+            .field("relations", &self.relations.len())
+            .finish()
+    }
+}
+
+impl SystemSchema {
+    fn def(&self, name: &str) -> Option<&'static table::Def> {
+        self.relations
+            .iter()
+            .find(|(d, _)| d.name == name)
+            .map(|(d, _)| *d)
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for SystemSchema {
+    fn table_names(&self) -> Vec<String> {
+        let own = self.relations.iter().map(|(d, _)| d.name.to_string());
+        let user = self.user.iter().flat_map(|u| u.table_names());
+        own.chain(user).collect()
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        if let Some(def) = self.def(name) {
+            return Ok(Some(Arc::new(def.table((self.rows)(name, &self.snap))?)));
+        }
+        match &self.user {
+            Some(user) => user.table(name).await,
+            None => Ok(None),
+        }
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.def(name).is_some() || self.user.as_ref().is_some_and(|u| u.table_exist(name))
+    }
+}
+
 /// Make the snapshot's system relations and catalog functions visible to
-/// one planning: pg_catalog's relations in schema `pg_catalog` (and, as
-/// PostgreSQL's search path has them first, unqualified in `public`), and
-/// information_schema's in `information_schema`.
-pub(crate) fn register(
+/// one planning: the schemas to plan with, `public` (pg_catalog's
+/// relations, then keyclaim's tables in `user`), `pg_catalog` and
+/// `information_schema`.
+pub(crate) fn schemas(
     state: &mut SessionState,
-    public: &MemorySchemaProvider,
+    user: Arc<dyn SchemaProvider>,
     snap: &Arc<Snapshot>,
-) -> DfResult<(Arc<MemorySchemaProvider>, Arc<MemorySchemaProvider>)> {
-    let pg = Arc::new(MemorySchemaProvider::new());
-    for (def, _) in pg_catalog::RELATIONS {
-        let table = Arc::new(def.table(pg_catalog::rows(def.name, snap))?);
-        pg.register_table(def.name.to_string(), table.clone())?;
-        public.register_table(def.name.to_string(), table)?;
-    }
-    let info = Arc::new(MemorySchemaProvider::new());
-    for (def, _) in information_schema::RELATIONS {
-        let table = Arc::new(def.table(information_schema::rows(def.name, snap))?);
-        info.register_table(def.name.to_string(), table)?;
-    }
+) -> DfResult<Vec<(&'static str, Arc<dyn SchemaProvider>)>> {
     for udf in functions::udfs(snap) {
         state.register_udf(udf)?;
     }
-    Ok((pg, info))
+    let schema = |relations, rows, user| -> Arc<dyn SchemaProvider> {
+        Arc::new(SystemSchema {
+            relations,
+            rows,
+            snap: snap.clone(),
+            user,
+        })
+    };
+    Ok(vec![
+        (
+            "public",
+            schema(pg_catalog::RELATIONS, pg_catalog::rows, Some(user)),
+        ),
+        (
+            PG_CATALOG,
+            schema(pg_catalog::RELATIONS, pg_catalog::rows, None),
+        ),
+        (
+            INFORMATION_SCHEMA,
+            schema(
+                information_schema::RELATIONS,
+                information_schema::rows,
+                None,
+            ),
+        ),
+    ])
 }

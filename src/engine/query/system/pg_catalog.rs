@@ -888,7 +888,7 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Cell>> {
                 &c.name,
                 i + 1,
                 &c.ty,
-                c.not_null || t.primary_key.contains(&i),
+                c.not_null,
                 c.default.is_some(),
                 identity,
             ));
@@ -1195,7 +1195,7 @@ fn dependencies(s: &Snapshot) -> Vec<Vec<Cell>> {
             let Some(seq) = crate::engine::sequence::owned_sequence(c) else {
                 continue;
             };
-            let Some(q) = s.relations.iter().find(|r| r.name == seq) else {
+            let Some(q) = s.named(&seq) else {
                 continue;
             };
             let kind = if c.identity.is_some() { "i" } else { "a" };
@@ -1224,19 +1224,23 @@ fn dependencies(s: &Snapshot) -> Vec<Vec<Cell>> {
     out
 }
 
+/// A key's columns as SQL text: `a, "B"`.
+fn column_list(t: &TableDef, columns: &[usize]) -> String {
+    let names: Vec<String> = columns
+        .iter()
+        .map(|&c| crate::catalog::naming::quote_ident(&t.columns[c].name))
+        .collect();
+    names.join(", ")
+}
+
 /// `pg_get_indexdef`: the CREATE INDEX statement that makes the index.
 fn index_def(i: &super::Index<'_>) -> String {
-    let columns: Vec<String> = i
-        .columns
-        .iter()
-        .map(|&c| crate::catalog::naming::quote_ident(&i.table.columns[c].name))
-        .collect();
     format!(
         "CREATE {}INDEX {} ON public.{} USING btree ({}){}",
         if i.unique { "UNIQUE " } else { "" },
         crate::catalog::naming::quote_ident(i.name),
         crate::catalog::naming::quote_ident(&i.table.name),
-        columns.join(", "),
+        column_list(i.table, i.columns),
         if i.nulls_not_distinct {
             " NULLS NOT DISTINCT"
         } else {
@@ -1253,23 +1257,10 @@ pub(super) fn indexdef(s: &Snapshot, oid: u32) -> Option<String> {
 /// `pg_get_constraintdef(oid)`.
 pub(super) fn constraintdef(s: &Snapshot, oid: u32) -> Option<String> {
     let c = s.tables().flat_map(constraints_of).find(|c| c.oid == oid)?;
-    let columns: Vec<String> = c
-        .columns
-        .iter()
-        .map(|&i| crate::catalog::naming::quote_ident(&c.table.columns[i].name))
-        .collect();
     let kind = match c.kind {
         "p" => "PRIMARY KEY",
         _ if c.nulls_not_distinct => "UNIQUE NULLS NOT DISTINCT",
         _ => "UNIQUE",
     };
-    Some(format!("{kind} ({})", columns.join(", ")))
-}
-
-/// The table `oid` names, for functions that take a relation.
-pub(super) fn table(s: &Snapshot, oid: u32) -> Option<&TableDef> {
-    s.relations
-        .iter()
-        .find(|r| oids::relation(r) == oid)
-        .map(|r| r.as_ref())
+    Some(format!("{kind} ({})", column_list(c.table, c.columns)))
 }
