@@ -399,14 +399,7 @@ impl Engine {
             }
             defs.push(def);
         }
-        let snap = parsed
-            .system
-            .then(|| Arc::new(query::Snapshot::for_planning()));
-        let (plan, columns, param_types) = self
-            .inner
-            .query
-            .plan(parsed, defs, snap, hints, &src)
-            .await?;
+        let (plan, columns, param_types) = self.inner.query.plan(parsed, defs, hints, &src).await?;
         Ok(Prepared {
             sql,
             param_types,

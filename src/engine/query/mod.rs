@@ -320,19 +320,19 @@ impl QueryEngine {
         })
     }
 
-    /// Plan a parsed query over `defs` (its tables); `snap`, for a query
-    /// of the system catalog, is what its system relations show. The
-    /// result columns and parameter types come out with it. `hints` are
-    /// the client's parameter types.
+    /// Plan a parsed query over `defs` (its tables); the result columns
+    /// and parameter types come out with it. `hints` are the client's
+    /// parameter types. A query of the system catalog is planned over the
+    /// system relations' shape only: each execution plans it again.
     pub async fn plan(
         &self,
         parsed: Parsed,
         defs: Vec<Arc<TableDef>>,
-        snap: Option<Arc<Snapshot>>,
         hints: &[Option<SqlType>],
         src: &Source<'_>,
     ) -> SqlResult<(QueryPlan, Vec<Column>, Vec<SqlType>)> {
         let system = parsed.system.then(|| parsed.stmt.clone());
+        let snap = parsed.system.then(|| Arc::new(Snapshot::for_planning()));
         let logical = self
             .logical(parsed.stmt, &defs, snap.as_ref(), Some(src))
             .await?;
@@ -444,7 +444,13 @@ impl QueryEngine {
             (Some(stmt), Some(_)) => {
                 Box::pin(self.logical(stmt.clone(), &plan.tables, snap.as_ref(), None)).await?
             }
-            _ => plan.logical.clone(),
+            // The prepared plan's functions read an empty snapshot.
+            (Some(_), None) => {
+                return Err(SqlError::internal(
+                    "a system query ran without a catalog snapshot",
+                ))
+            }
+            (None, _) => plan.logical.clone(),
         };
         let logical = if cx.params.is_empty() {
             logical
