@@ -13,6 +13,7 @@ mod alter;
 mod ctx;
 mod ddl;
 mod env;
+mod found;
 mod lock;
 pub(crate) mod query;
 mod read;
@@ -339,7 +340,9 @@ impl Engine {
             });
         }
         let mut tables = HashMap::new();
-        for (name, loc) in referenced_tables(&stmt)? {
+        let referenced = referenced_tables(&stmt)?;
+        let target = referenced.first().map(|(name, _)| name.clone());
+        for (name, loc) in referenced {
             let def = self
                 .inner
                 .catalog
@@ -351,11 +354,30 @@ impl Engine {
             }
             tables.insert(name, def);
         }
+        // Find: a write that takes its rows from a query has it planned
+        // first; its parameters' types are the statement's.
+        let mut hints = hints.to_vec();
+        let row_query = match (found::needs(&stmt)?, target.and_then(|t| tables.get(&t))) {
+            (Some(needs), Some(target)) => {
+                let (query, types) = self
+                    .plan_row_query(needs, &stmt, target, &hints, own, source)
+                    .await?;
+                hints.resize(hints.len().max(types.len()), None);
+                for (hint, ty) in hints.iter_mut().zip(types) {
+                    hint.get_or_insert(ty);
+                }
+                Some(query)
+            }
+            _ => None,
+        };
         let mut planner = Planner {
             tables: &Resolved(tables),
-            params: Params::from_hints(hints),
+            params: Params::from_hints(&hints),
         };
-        let planned = planner.plan(&stmt)?;
+        let planned = match row_query {
+            Some(query) => planner.plan_found(&stmt, query)?,
+            None => planner.plan(&stmt)?,
+        };
         Ok(Prepared {
             sql,
             param_types: planner.params.resolved(),
@@ -380,6 +402,18 @@ impl Engine {
             text: source,
             start: offset_of(source, start.line, start.column),
         };
+        self.plan_query_text(sql, hints, own, &src).await
+    }
+
+    /// Plan query text `sql` for the query engine, its errors located in
+    /// `src` (the client's text, from which `sql` was printed or built).
+    async fn plan_query_text(
+        &self,
+        sql: String,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+        src: &query::Source<'_>,
+    ) -> SqlResult<Prepared> {
         let parsed = self.inner.query.parse(&sql)?;
         let mut defs = Vec::with_capacity(parsed.tables.len());
         for name in &parsed.tables {
@@ -399,7 +433,7 @@ impl Engine {
             }
             defs.push(def);
         }
-        let (plan, columns, param_types) = self.inner.query.plan(parsed, defs, hints, &src).await?;
+        let (plan, columns, param_types) = self.inner.query.plan(parsed, defs, hints, src).await?;
         Ok(Prepared {
             sql,
             param_types,
@@ -569,13 +603,19 @@ impl Engine {
             peers: &inner.peers,
             reads,
         };
-        // Draw sequence values and do setval before anything is evaluated;
-        // like PostgreSQL's, they stay whatever the statement's fate.
-        let executed = match self.prepare_sequences(prepared, &cx).await {
+        let executed = async {
+            // Find: the rows a write takes from a query, all of them.
+            let found = self
+                .find(&prepared.plan, &cx, &prepared.param_types)
+                .await?;
+            // Draw sequence values and do setval before anything is
+            // evaluated; like PostgreSQL's, they stay whatever the
+            // statement's fate.
+            self.prepare_sequences(prepared, &found, &cx).await?;
             // Run.
-            Ok(()) => self.run_plan(session, prepared, &cx).await,
-            Err(e) => Err(e),
-        };
+            self.run_plan(session, prepared, &found, &cx).await
+        }
+        .await;
         session.sequences = cx.env.sequences.lock().values.clone();
         let _writing = stop.map(Stop::writing);
         if txn.mode == Mode::Implicit {
@@ -602,10 +642,15 @@ impl Engine {
     /// The sequence-function stage: for the expressions a statement
     /// evaluates before it writes (INSERT values and defaults, SELECT
     /// without FROM), draw and look up what they need.
-    async fn prepare_sequences(&self, prepared: &Prepared, cx: &StmtCtx<'_>) -> SqlResult<()> {
+    async fn prepare_sequences(
+        &self,
+        prepared: &Prepared,
+        found: &found::Found,
+        cx: &StmtCtx<'_>,
+    ) -> SqlResult<()> {
         let exprs: Vec<&Expr> = match prepared.plan.as_ref() {
-            Plan::Insert(p) => p
-                .rows
+            Plan::Insert(p) => found
+                .insert_rows(p)
                 .iter()
                 .flat_map(|row| {
                     row.iter()
@@ -643,6 +688,7 @@ impl Engine {
         &self,
         session: &mut Session,
         prepared: &Prepared,
+        found: &found::Found,
         cx: &StmtCtx<'_>,
     ) -> SqlResult<Executed> {
         let ddl = || self.ddl(cx.open.as_ref(), Some(cx.txn.lock_deadline), cx.txn.born_ms);
@@ -658,29 +704,20 @@ impl Engine {
                 }
                 Executed::new(select::run(cx, s, columns).await?)
             }
-            Plan::Query(q) => {
-                let snap = if q.reads_system() {
-                    let own = cx.open.as_ref().map(|o| o.id);
-                    Some(self.snapshot(own, &cx.env).await?)
-                } else {
-                    None
-                };
-                let run = self
-                    .inner
-                    .query
-                    .run(cx, q, snap, columns, &prepared.param_types);
-                Executed::new(Box::pin(run).await?)
-            }
+            Plan::Query(q) => Executed::new(
+                self.run_query(cx, q, columns, &prepared.param_types)
+                    .await?,
+            ),
             Plan::Insert(p) => {
-                let w = cx.insert(p).await?;
+                let w = cx.insert(p, found.insert_rows(p)).await?;
                 written("INSERT 0", w, columns, p.returning.is_some())
             }
             Plan::Update(p) => {
-                let w = cx.update(p).await?;
+                let w = cx.update(p, found.rows()).await?;
                 written("UPDATE", w, columns, p.returning.is_some())
             }
             Plan::Delete(p) => {
-                let w = cx.delete(p).await?;
+                let w = cx.delete(p, found.rows()).await?;
                 written("DELETE", w, columns, p.returning.is_some())
             }
             Plan::CreateTable(p) => ddl::create_table(&ddl(), p).await?,
@@ -698,6 +735,25 @@ impl Engine {
             }
         };
         Ok(executed)
+    }
+
+    /// Run a query-engine plan in the statement's context; a query of the
+    /// system catalog over a snapshot taken for this execution.
+    async fn run_query(
+        &self,
+        cx: &StmtCtx<'_>,
+        q: &query::QueryPlan,
+        columns: Arc<Vec<Column>>,
+        param_types: &[SqlType],
+    ) -> SqlResult<Outcome> {
+        let snap = if q.reads_system() {
+            let own = cx.open.as_ref().map(|o| o.id);
+            Some(self.snapshot(own, &cx.env).await?)
+        } else {
+            None
+        };
+        // Boxed: DataFusion's futures are large.
+        Box::pin(self.inner.query.run(cx, q, snap, columns, param_types)).await
     }
 
     /// What the system catalog shows a statement of transaction `own`:

@@ -279,6 +279,24 @@ pub fn rows(
     .boxed()
 }
 
+/// The rows with primary keys `keys` (encoded, in their columns' types) as
+/// this statement sees them, a few reads at a time, in the order given;
+/// absent and dead ones left out. The rows a query found for an UPDATE or
+/// DELETE are read again this way, for the versions their writes go by.
+pub async fn by_keys(
+    store: &dyn Store,
+    view: &ReadView,
+    t: &TableDef,
+    keys: Vec<Vec<u8>>,
+) -> SqlResult<Vec<Found>> {
+    stream::iter(keys)
+        .map(|key| read_by(store, view, t, By::Primary, key))
+        .buffered(LIST_READS)
+        .try_filter_map(|found| async move { Ok(found) })
+        .try_collect()
+        .await
+}
+
 /// Collect the matching rows first (UPDATE and DELETE must not see their own writes).
 pub async fn collect(
     store: Arc<dyn Store>,

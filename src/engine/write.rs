@@ -24,7 +24,7 @@ use crate::claims::{self, Change, IntentWrite, Logged, RowWrite, WriteError, Wri
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{
-    ConflictAction, DeletePlan, InsertPlan, OnConflict, Source, Target, UpdatePlan,
+    ConflictAction, DeletePlan, FoundBy, InsertPlan, OnConflict, Source, Target, UpdatePlan,
 };
 use crate::stop::{self, Stop};
 use crate::store::{RowRecord, TxnId};
@@ -50,6 +50,15 @@ impl Written {
         }
         Ok(())
     }
+}
+
+/// A row an UPDATE or DELETE acts on: its key, what it was when found,
+/// and, when a query found it, the values that query computed for its
+/// columns (the sets read them as EXCLUDED; `FoundBy`).
+pub(super) struct Candidate {
+    pub pk: Vec<u8>,
+    pub row: RowRecord,
+    pub computed: Option<Vec<Value>>,
 }
 
 /// How to take back one write of this statement.
@@ -259,9 +268,18 @@ impl StmtCtx<'_> {
         Arc::new(table.clone())
     }
 
-    /// The rows an UPDATE or DELETE acts on, all found before any is written.
-    async fn candidates(&self, source: &Source) -> SqlResult<Vec<read::Found>> {
-        read::collect(
+    /// The rows an UPDATE or DELETE acts on, all found before any is
+    /// written: by the plan's source, or, when a query found them, the
+    /// rows that query returned (`found`), read again by key.
+    async fn candidates(
+        &self,
+        source: &Source,
+        found: Option<(&FoundBy, &[Vec<Value>])>,
+    ) -> SqlResult<Vec<Candidate>> {
+        if let Some((by, rows)) = found {
+            return self.found_candidates(&source.table, by, rows).await;
+        }
+        let found = read::collect(
             self.store.clone(),
             self.reads.clone(),
             source.clone(),
@@ -269,7 +287,15 @@ impl StmtCtx<'_> {
             self.env.clone(),
             self.scan_page,
         )
-        .await
+        .await?;
+        Ok(found
+            .into_iter()
+            .map(|(pk, row)| Candidate {
+                pk,
+                row,
+                computed: None,
+            })
+            .collect())
     }
 
     fn returning(
@@ -289,7 +315,13 @@ impl StmtCtx<'_> {
         Ok(())
     }
 
-    pub async fn insert(&self, plan: &InsertPlan) -> SqlResult<Written> {
+    /// Insert `rows` (the plan's VALUES, or the rows its query gave:
+    /// `InsertRows`), each an entry per column, None meaning DEFAULT.
+    pub async fn insert(
+        &self,
+        plan: &InsertPlan,
+        rows: &[Vec<Option<Expr>>],
+    ) -> SqlResult<Written> {
         let t = plan.table.as_ref();
         let w = self.row_write(t);
         let _writing = self.stop.map(Stop::writing);
@@ -299,7 +331,7 @@ impl StmtCtx<'_> {
             count: 0,
             returned: Vec::new(),
         };
-        for row in &plan.rows {
+        for row in rows {
             let result = async {
                 stop::check(self.stop)?;
                 let values = self.build_row(plan, row)?;
@@ -476,20 +508,26 @@ impl StmtCtx<'_> {
         }
     }
 
-    pub async fn update(&self, plan: &UpdatePlan) -> SqlResult<Written> {
+    /// Update the rows the plan finds, or those its query found (`found`).
+    pub async fn update(
+        &self,
+        plan: &UpdatePlan,
+        found: Option<&[Vec<Value>]>,
+    ) -> SqlResult<Written> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
-        let candidates = self.candidates(&plan.source).await?;
+        let found = plan.found_by.as_ref().zip(found);
+        let candidates = self.candidates(&plan.source, found).await?;
         let _writing = self.stop.map(Stop::writing);
         let mut undo = Vec::new();
         let mut written = Written {
             count: 0,
             returned: Vec::new(),
         };
-        for (pk, row) in candidates {
+        for candidate in candidates {
             let result = async {
                 stop::check(self.stop)?;
-                self.update_one(&w, plan, pk, row, &mut undo).await
+                self.update_one(&w, plan, candidate, &mut undo).await
             }
             .await;
             if let Err(e) = written.add(result, &plan.returning, self) {
@@ -510,13 +548,21 @@ impl StmtCtx<'_> {
         &self,
         w: &RowWrite<'_>,
         plan: &UpdatePlan,
-        pk: Vec<u8>,
-        row: RowRecord,
+        candidate: Candidate,
         undo: &mut Vec<Undo>,
     ) -> SqlResult<Option<Vec<Value>>> {
+        let Candidate { pk, row, computed } = candidate;
+        let computed = computed.as_deref();
         let t = w.table;
         let filter = &plan.source.filter;
-        let next = apply_sets(t, &plan.sets, &row.values, None, &self.params, &self.env)?;
+        let next = apply_sets(
+            t,
+            &plan.sets,
+            &row.values,
+            computed,
+            &self.params,
+            &self.env,
+        )?;
         let new_pk = t.pk_bytes(&next);
         if new_pk != pk {
             return self.move_row(w, filter, pk, row, new_pk, next, undo).await;
@@ -527,7 +573,14 @@ impl StmtCtx<'_> {
                 if !self.qualifies(filter, &cur.values)? {
                     return Ok(None);
                 }
-                let next = apply_sets(t, &plan.sets, &cur.values, None, &self.params, &self.env)?;
+                let next = apply_sets(
+                    t,
+                    &plan.sets,
+                    &cur.values,
+                    computed,
+                    &self.params,
+                    &self.env,
+                )?;
                 if t.pk_bytes(&next) != pk {
                     return Err(pk_change_in_upsert());
                 }
@@ -621,10 +674,16 @@ impl StmtCtx<'_> {
         }
     }
 
-    pub async fn delete(&self, plan: &DeletePlan) -> SqlResult<Written> {
+    /// Delete the rows the plan finds, or those its query found (`found`).
+    pub async fn delete(
+        &self,
+        plan: &DeletePlan,
+        found: Option<&[Vec<Value>]>,
+    ) -> SqlResult<Written> {
         let t = plan.source.table.as_ref();
         let w = self.row_write(t);
-        let candidates = self.candidates(&plan.source).await?;
+        let found = plan.found_by.as_ref().zip(found);
+        let candidates = self.candidates(&plan.source, found).await?;
         let _writing = self.stop.map(Stop::writing);
         // A DELETE is not undone, so it may stop only before its first row;
         // after that it finishes, out of the interrupt's reach.
@@ -633,7 +692,7 @@ impl StmtCtx<'_> {
             count: 0,
             returned: Vec::new(),
         };
-        for (pk, row) in candidates {
+        for Candidate { pk, row, .. } in candidates {
             let w = if written.count == 0 { &w } else { &unstoppable };
             let deleted = self.delete_one(w, plan, pk, row, &mut written).await;
             if let Err(e) = deleted {

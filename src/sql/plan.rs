@@ -142,11 +142,44 @@ pub struct OnConflict {
     pub action: ConflictAction,
 }
 
+/// A query whose rows a write takes: the rows of `INSERT ... SELECT`, or
+/// the rows an UPDATE or DELETE acts on when only a query can find them
+/// (`FROM`, `USING`, subqueries). Planned as any SELECT is (the fast path
+/// or the query engine), and run to the end before the write begins, so
+/// that the write never sees its own rows.
+#[derive(Debug)]
+pub struct RowQuery {
+    pub plan: Arc<Plan>,
+    pub columns: Vec<Column>,
+}
+
+/// Where an INSERT's rows come from.
+#[derive(Debug)]
+pub enum InsertRows {
+    /// `VALUES` lists: one entry per table column for each row, None
+    /// meaning DEFAULT.
+    Values(Vec<Vec<Option<Expr>>>),
+    /// `INSERT ... SELECT`: each row of the query gives the columns
+    /// `targets`, in order; the others take their defaults.
+    Query {
+        query: RowQuery,
+        targets: Vec<usize>,
+    },
+}
+
+/// The rows of an UPDATE or DELETE found by a query (`engine::found`):
+/// each query row holds the target's primary key, then, for an UPDATE,
+/// the new values of columns `computed`, in order.
+#[derive(Debug)]
+pub struct FoundBy {
+    pub query: RowQuery,
+    pub computed: Vec<usize>,
+}
+
 #[derive(Debug)]
 pub struct InsertPlan {
     pub table: Arc<TableDef>,
-    /// One entry per table column for each row: None means DEFAULT.
-    pub rows: Vec<Vec<Option<Expr>>>,
+    pub rows: InsertRows,
     pub defaults: Vec<Option<Expr>>,
     pub on_conflict: Option<OnConflict>,
     pub returning: Option<Vec<Expr>>,
@@ -157,12 +190,17 @@ pub struct UpdatePlan {
     pub source: Source,
     pub sets: Vec<(usize, Expr)>,
     pub returning: Option<Vec<Expr>>,
+    /// Rows found by a query instead of by `source` (whose filter is then
+    /// empty); the sets it computes read them as `Expr::Excluded`.
+    pub found_by: Option<FoundBy>,
 }
 
 #[derive(Debug)]
 pub struct DeletePlan {
     pub source: Source,
     pub returning: Option<Vec<Expr>>,
+    /// Rows found by a query instead of by `source`.
+    pub found_by: Option<FoundBy>,
 }
 
 impl Plan {
@@ -188,9 +226,12 @@ impl Plan {
     /// transaction of its own outside a block).
     pub fn may_write_many(&self) -> bool {
         match self {
-            Plan::Insert(i) => i.rows.len() > 1,
-            Plan::Update(u) => !u.source.access.is_point(),
-            Plan::Delete(d) => !d.source.access.is_point(),
+            Plan::Insert(i) => match &i.rows {
+                InsertRows::Values(rows) => rows.len() > 1,
+                InsertRows::Query { .. } => true,
+            },
+            Plan::Update(u) => !u.source.access.is_point() || u.found_by.is_some(),
+            Plan::Delete(d) => !d.source.access.is_point() || d.found_by.is_some(),
             // A table and the sequences its serial columns own appear together.
             Plan::CreateTable(c) => !c.owned.is_empty(),
             _ => false,
@@ -241,9 +282,19 @@ impl Plan {
         match self {
             Plan::Select(s) => s.source.iter().map(|s| &s.table).collect(),
             Plan::Query(q) => q.tables.iter().collect(),
-            Plan::Insert(i) => vec![&i.table],
-            Plan::Update(u) => vec![&u.source.table],
-            Plan::Delete(d) => vec![&d.source.table],
+            Plan::Insert(i) => {
+                let mut tables = vec![&i.table];
+                if let InsertRows::Query { query, .. } = &i.rows {
+                    tables.extend(query.plan.tables());
+                }
+                tables
+            }
+            Plan::Update(u) => std::iter::once(&u.source.table)
+                .chain(u.found_by.iter().flat_map(|f| f.query.plan.tables()))
+                .collect(),
+            Plan::Delete(d) => std::iter::once(&d.source.table)
+                .chain(d.found_by.iter().flat_map(|f| f.query.plan.tables()))
+                .collect(),
             _ => Vec::new(),
         }
     }
@@ -305,9 +356,9 @@ impl Planner<'_> {
         };
         match stmt {
             Statement::Query(q) => self.select(q),
-            Statement::Insert(i) => self.insert(i),
-            Statement::Update(u) => self.update(u),
-            Statement::Delete(d) => self.delete(d),
+            Statement::Insert(i) => self.insert(i, None),
+            Statement::Update(u) => self.update(u, None),
+            Statement::Delete(d) => self.delete(d, None),
             Statement::CreateTable(ct) => {
                 Ok(no_rows(Plan::CreateTable(super::ddl::create_table(ct)?)))
             }
@@ -352,6 +403,17 @@ impl Planner<'_> {
                 }
             }
             _ => Err(unsupported_statement()),
+        }
+    }
+
+    /// Plan a write whose rows `query` gives or finds (`engine::found`
+    /// planned it from the statement).
+    pub fn plan_found(&mut self, stmt: &Statement, query: RowQuery) -> SqlResult<Planned> {
+        match stmt {
+            Statement::Insert(i) => self.insert(i, Some(query)),
+            Statement::Update(u) => self.update(u, Some(query)),
+            Statement::Delete(d) => self.delete(d, Some(query)),
+            _ => Err(SqlError::internal("only a write takes rows from a query")),
         }
     }
 
@@ -622,7 +684,7 @@ impl Planner<'_> {
         })
     }
 
-    fn insert(&mut self, ins: &ast::Insert) -> SqlResult<Planned> {
+    fn insert(&mut self, ins: &ast::Insert, query: Option<RowQuery>) -> SqlResult<Planned> {
         let name = match &ins.table {
             ast::TableObject::TableName(n) => table_name(n)?,
             _ => return Err(unsupported_statement()),
@@ -655,70 +717,28 @@ impl Planner<'_> {
             }
             seen
         };
-        let values: Vec<&[ast::Expr]> = match ins.source.as_deref().map(|q| q.body.as_ref()) {
-            Some(ast::SetExpr::Values(v)) => v.rows.iter().map(|r| &r.content[..]).collect(),
-            // INSERT INTO t DEFAULT VALUES: one row of defaults.
-            None if ins.columns.is_empty() => vec![&[]],
-            None => {
-                return Err(SqlError::unsupported(
-                    "INSERT without VALUES is not supported",
-                    "use INSERT ... VALUES (...)",
-                ))
-            }
-            _ => {
-                return Err(SqlError::unsupported(
-                    "INSERT ... SELECT is not supported",
-                    "use INSERT ... VALUES (...), (...)",
-                ))
-            }
-        };
-        let qualifier = Some(name.clone());
         let t = table.clone();
-        let mut rows = Vec::with_capacity(values.len());
-        for row in values {
-            let targets = if row.is_empty() {
-                &[][..]
-            } else {
-                &targets[..]
-            };
-            if row.len() > targets.len() {
-                return Err(SqlError::syntax(
-                    "INSERT has more expressions than target columns",
-                ));
-            }
-            if row.len() < targets.len() {
-                return Err(SqlError::syntax(
-                    "INSERT has more target columns than expressions",
-                ));
-            }
-            let mut full: Vec<Option<Expr>> = vec![None; t.columns.len()];
-            for (&i, e) in targets.iter().zip(row) {
-                if is_default_keyword(e) {
-                    continue;
+        let rows = match query {
+            Some(query) => {
+                arity(ins, 0, query.columns.len(), targets.len())?;
+                let targets = targets[..query.columns.len()].to_vec();
+                if let Some(&i) = targets
+                    .iter()
+                    .find(|&&i| t.columns[i].identity == Some(Identity::Always))
+                {
+                    return Err(always_identity_insert(&t.columns[i].name));
                 }
-                if t.columns[i].identity == Some(Identity::Always) {
-                    return Err(always_identity(
-                        &t.columns[i].name,
-                        format!(
-                            "cannot insert a non-DEFAULT value into column \"{}\"",
-                            t.columns[i].name
-                        ),
-                    )
-                    .with_hint("Use OVERRIDING SYSTEM VALUE to override."));
-                }
-                let mut c = self.compiler(Some(&t), qualifier.clone(), false);
-                let compiled = c.compile(e)?;
-                let ty = t.columns[i].ty.clone();
-                full[i] = Some(assign(&mut c, compiled, &ty)?);
+                InsertRows::Query { query, targets }
             }
-            rows.push(full);
-        }
+            None => InsertRows::Values(self.values(ins, &t, &targets)?),
+        };
         let defaults = compile_defaults(&t)?;
         let on_conflict = match &ins.on {
             None => None,
             Some(ast::OnInsert::OnConflict(oc)) => Some(self.on_conflict(&t, oc)?),
             Some(_) => return Err(unsupported_statement()),
         };
+        let qualifier = Some(name.clone());
         let (returning, columns) = self.returning(&t, qualifier, ins.returning.as_deref())?;
         Ok(Planned {
             plan: Plan::Insert(InsertPlan {
@@ -730,6 +750,55 @@ impl Planner<'_> {
             }),
             columns,
         })
+    }
+
+    /// The rows of `INSERT ... VALUES` (or `DEFAULT VALUES`), compiled
+    /// into the columns `targets` names.
+    fn values(
+        &mut self,
+        ins: &ast::Insert,
+        t: &Arc<TableDef>,
+        targets: &[usize],
+    ) -> SqlResult<Vec<Vec<Option<Expr>>>> {
+        let values: Vec<&[ast::Expr]> = match ins.source.as_deref().map(|q| q.body.as_ref()) {
+            Some(ast::SetExpr::Values(v)) => v.rows.iter().map(|r| &r.content[..]).collect(),
+            // INSERT INTO t DEFAULT VALUES: one row of defaults.
+            None if ins.columns.is_empty() => vec![&[]],
+            None => {
+                return Err(SqlError::unsupported(
+                    "INSERT without VALUES is not supported",
+                    "use INSERT ... VALUES (...)",
+                ))
+            }
+            // The engine plans every other source as a query.
+            _ => {
+                return Err(SqlError::internal(
+                    "INSERT ... SELECT planned without its query",
+                ))
+            }
+        };
+        let qualifier = Some(t.name.clone());
+        let mut rows = Vec::with_capacity(values.len());
+        for (n, row) in values.iter().enumerate() {
+            if !row.is_empty() {
+                arity(ins, n, row.len(), targets.len())?;
+            }
+            let mut full: Vec<Option<Expr>> = vec![None; t.columns.len()];
+            for (&i, e) in targets.iter().zip(row.iter()) {
+                if is_default_keyword(e) {
+                    continue;
+                }
+                if t.columns[i].identity == Some(Identity::Always) {
+                    return Err(always_identity_insert(&t.columns[i].name));
+                }
+                let mut c = self.compiler(Some(t), qualifier.clone(), false);
+                let compiled = c.compile(e)?;
+                let ty = t.columns[i].ty.clone();
+                full[i] = Some(assign(&mut c, compiled, &ty)?);
+            }
+            rows.push(full);
+        }
+        Ok(rows)
     }
 
     fn on_conflict(&mut self, t: &Arc<TableDef>, oc: &ast::OnConflict) -> SqlResult<OnConflict> {
@@ -807,50 +876,50 @@ impl Planner<'_> {
     ) -> SqlResult<Vec<(usize, Expr)>> {
         let mut sets: Vec<(usize, Expr)> = Vec::new();
         for a in list {
-            let col = match &a.target {
-                ast::AssignmentTarget::ColumnName(n) => {
-                    n.0.last()
-                        .and_then(|p| p.as_ident())
-                        .map(ident)
-                        .unwrap_or_default()
-                }
-                ast::AssignmentTarget::Tuple(_) => {
-                    return Err(SqlError::unsupported(
-                        "tuple assignment is not supported",
-                        "assign columns one by one",
-                    ))
-                }
-            };
-            let i = t.column_index(&col).ok_or_else(|| {
-                SqlError::new(
-                    sqlstate::UNDEFINED_COLUMN,
-                    format!("column \"{col}\" of relation \"{}\" does not exist", t.name),
-                )
-            })?;
-            if sets.iter().any(|(j, _)| *j == i) {
-                return Err(SqlError::syntax(format!(
-                    "multiple assignments to same column \"{col}\""
-                )));
-            }
-            if t.columns[i].identity == Some(Identity::Always) && !is_default_keyword(&a.value) {
-                return Err(always_identity(
-                    &col,
-                    format!("column \"{col}\" can only be updated to DEFAULT"),
-                ));
-            }
-            let mut c = self.compiler(Some(t), Some(t.name.clone()), excluded);
+            let i = assignment_target(t, a, &sets)?;
             let value = if is_default_keyword(&a.value) {
-                match &t.columns[i].default {
-                    Some(d) => c.compile(&super::parse_expr(d)?)?,
-                    None => Expr::Literal(crate::types::Value::Null),
-                }
+                self.default_of(t, i)?
             } else {
-                c.compile(&a.value)?
+                self.compiler(Some(t), Some(t.name.clone()), excluded)
+                    .compile(&a.value)?
             };
             let ty = t.columns[i].ty.clone();
+            let mut c = self.compiler(Some(t), Some(t.name.clone()), excluded);
             sets.push((i, assign(&mut c, value, &ty)?));
         }
         Ok(sets)
+    }
+
+    /// The sets of an UPDATE whose rows a query finds: the query computes
+    /// every value but DEFAULT (`computed_by_query`), which the row then
+    /// carries as its EXCLUDED side.
+    fn found_assignments(
+        &mut self,
+        t: &TableDef,
+        list: &[ast::Assignment],
+    ) -> SqlResult<(Sets, Vec<usize>)> {
+        let mut sets: Vec<(usize, Expr)> = Vec::new();
+        let mut computed = Vec::new();
+        for a in list {
+            let i = assignment_target(t, a, &sets)?;
+            if computed_by_query(a) {
+                sets.push((i, Expr::Excluded(i)));
+                computed.push(i);
+            } else {
+                sets.push((i, self.default_of(t, i)?));
+            }
+        }
+        Ok((sets, computed))
+    }
+
+    /// Column `i`'s default, compiled (NULL without one).
+    fn default_of(&mut self, t: &TableDef, i: usize) -> SqlResult<Expr> {
+        match &t.columns[i].default {
+            Some(d) => self
+                .compiler(Some(t), Some(t.name.clone()), false)
+                .compile(&super::parse_expr(d)?),
+            None => Ok(Expr::Literal(crate::types::Value::Null)),
+        }
     }
 
     fn returning(
@@ -909,31 +978,45 @@ impl Planner<'_> {
         }
     }
 
-    fn update(&mut self, u: &ast::Update) -> SqlResult<Planned> {
-        if u.from.is_some() {
-            return Err(join_unsupported());
-        }
+    fn update(&mut self, u: &ast::Update, query: Option<RowQuery>) -> SqlResult<Planned> {
         let (t, q) = self.single_table(&u.table)?;
-        let sets = self.assignments(&t, &u.assignments, false)?;
-        let filter = match &u.selection {
-            Some(e) => Some(self.compiler(Some(&t), Some(q.clone()), false).compile(e)?),
-            None => None,
+        let (sets, filter, found_by) = match query {
+            None => {
+                if u.from.is_some() {
+                    return Err(SqlError::internal(
+                        "UPDATE ... FROM planned without its query",
+                    ));
+                }
+                let sets = self.assignments(&t, &u.assignments, false)?;
+                let filter = match &u.selection {
+                    Some(e) => Some(self.compiler(Some(&t), Some(q.clone()), false).compile(e)?),
+                    None => None,
+                };
+                (sets, filter, None)
+            }
+            Some(query) => {
+                let (sets, computed) = self.found_assignments(&t, &u.assignments)?;
+                (sets, None, Some(FoundBy { query, computed }))
+            }
         };
-        let (returning, columns) = self.returning(&t, Some(q), u.returning.as_deref())?;
+        if u.from.is_some() {
+            only_target_returned(u.returning.as_deref(), &q)?;
+        }
+        let (returning, columns) = self
+            .returning(&t, Some(q), u.returning.as_deref())
+            .map_err(|e| returning_beyond_target(e, u.from.is_some()))?;
         Ok(Planned {
             plan: Plan::Update(UpdatePlan {
                 source: source(t, filter),
                 sets,
                 returning,
+                found_by,
             }),
             columns,
         })
     }
 
-    fn delete(&mut self, d: &ast::Delete) -> SqlResult<Planned> {
-        if d.using.is_some() {
-            return Err(join_unsupported());
-        }
+    fn delete(&mut self, d: &ast::Delete, query: Option<RowQuery>) -> SqlResult<Planned> {
         let from = match &d.from {
             ast::FromTable::WithFromKeyword(f) | ast::FromTable::WithoutKeyword(f) => f,
         };
@@ -941,19 +1024,174 @@ impl Planner<'_> {
             return Err(join_unsupported());
         };
         let (t, q) = self.single_table(twj)?;
-        let filter = match &d.selection {
-            Some(e) => Some(self.compiler(Some(&t), Some(q.clone()), false).compile(e)?),
-            None => None,
+        let (filter, found_by) = match query {
+            None => {
+                if d.using.is_some() {
+                    return Err(SqlError::internal(
+                        "DELETE ... USING planned without its query",
+                    ));
+                }
+                let filter = match &d.selection {
+                    Some(e) => Some(self.compiler(Some(&t), Some(q.clone()), false).compile(e)?),
+                    None => None,
+                };
+                (filter, None)
+            }
+            Some(query) => (
+                None,
+                Some(FoundBy {
+                    query,
+                    computed: Vec::new(),
+                }),
+            ),
         };
-        let (returning, columns) = self.returning(&t, Some(q), d.returning.as_deref())?;
+        if d.using.is_some() {
+            only_target_returned(d.returning.as_deref(), &q)?;
+        }
+        let (returning, columns) = self
+            .returning(&t, Some(q), d.returning.as_deref())
+            .map_err(|e| returning_beyond_target(e, d.using.is_some()))?;
         Ok(Planned {
             plan: Plan::Delete(DeletePlan {
                 source: source(t, filter),
                 returning,
+                found_by,
             }),
             columns,
         })
     }
+}
+
+/// RETURNING reads the written table's row only: one that names a table of
+/// `FROM` / `USING` is refused as unsupported, not as PostgreSQL's error
+/// for a table that is not there.
+fn returning_beyond_target(e: SqlError, joined: bool) -> SqlError {
+    if joined
+        && matches!(
+            e.code,
+            sqlstate::UNDEFINED_TABLE | sqlstate::UNDEFINED_COLUMN
+        )
+    {
+        returning_joined()
+    } else {
+        e
+    }
+}
+
+/// With `FROM` / `USING`, a bare `*` in RETURNING lists the joined
+/// tables' columns too, and `other.*` theirs: refused, as the written
+/// table's row is all RETURNING reads.
+fn only_target_returned(items: Option<&[ast::SelectItem]>, target: &str) -> SqlResult<()> {
+    for item in items.into_iter().flatten() {
+        let other = match item {
+            ast::SelectItem::Wildcard(_) => true,
+            ast::SelectItem::QualifiedWildcard(
+                ast::SelectItemQualifiedWildcardKind::ObjectName(n),
+                _,
+            ) => n.0.last().and_then(|p| p.as_ident()).map(ident).as_deref() != Some(target),
+            _ => false,
+        };
+        if other {
+            return Err(returning_joined());
+        }
+    }
+    Ok(())
+}
+
+fn returning_joined() -> SqlError {
+    SqlError::unsupported(
+        "RETURNING columns of tables in FROM or USING is not supported",
+        "return the written table's columns (t.* or by name), and read the others with a SELECT",
+    )
+}
+
+/// An UPDATE's SET list: each column set, and its value.
+type Sets = Vec<(usize, Expr)>;
+
+/// The column an UPDATE assignment sets, checked as PostgreSQL checks
+/// it: the column exists, is set once (`sets` holds those set before), and
+/// a GENERATED ALWAYS identity takes only DEFAULT.
+fn assignment_target(
+    t: &TableDef,
+    a: &ast::Assignment,
+    sets: &[(usize, Expr)],
+) -> SqlResult<usize> {
+    let col = match &a.target {
+        ast::AssignmentTarget::ColumnName(n) => {
+            n.0.last()
+                .and_then(|p| p.as_ident())
+                .map(ident)
+                .unwrap_or_default()
+        }
+        ast::AssignmentTarget::Tuple(_) => {
+            return Err(SqlError::unsupported(
+                "tuple assignment is not supported",
+                "assign columns one by one",
+            ))
+        }
+    };
+    let i = t.column_index(&col).ok_or_else(|| {
+        SqlError::new(
+            sqlstate::UNDEFINED_COLUMN,
+            format!("column \"{col}\" of relation \"{}\" does not exist", t.name),
+        )
+    })?;
+    if sets.iter().any(|(j, _)| *j == i) {
+        return Err(SqlError::syntax(format!(
+            "multiple assignments to same column \"{col}\""
+        )));
+    }
+    if t.columns[i].identity == Some(Identity::Always) && !is_default_keyword(&a.value) {
+        return Err(always_identity(
+            &col,
+            format!("column \"{col}\" can only be updated to DEFAULT"),
+        ));
+    }
+    Ok(i)
+}
+
+/// Whether an UPDATE whose rows a query finds has the query compute this
+/// assignment's value (every one but `DEFAULT`, which is the table's).
+pub fn computed_by_query(a: &ast::Assignment) -> bool {
+    !is_default_keyword(&a.value)
+}
+
+/// Row `row` of an INSERT's source, of `exprs` items for `targets`
+/// columns: more items than columns is an error; fewer is one too when the
+/// columns were listed, while without a list the first columns take them
+/// (the rest their defaults), as in PostgreSQL. Each error points where
+/// PostgreSQL's does: at the first item, or column, left over.
+fn arity(ins: &ast::Insert, row: usize, exprs: usize, targets: usize) -> SqlResult<()> {
+    use sqlparser::ast::Spanned;
+    if exprs > targets {
+        let item = ins.source.as_deref().and_then(|q| match q.body.as_ref() {
+            ast::SetExpr::Values(v) => v.rows.get(row)?.content.get(targets).map(|e| e.span()),
+            ast::SetExpr::Select(s) => s.projection.get(targets).map(|i| i.span()),
+            _ => None,
+        });
+        let e = SqlError::syntax("INSERT has more expressions than target columns");
+        return Err(match item {
+            Some(span) => e.at(span.start),
+            None => e,
+        });
+    }
+    if exprs < targets && !ins.columns.is_empty() {
+        let e = SqlError::syntax("INSERT has more target columns than expressions");
+        return Err(match ins.columns.get(exprs) {
+            Some(c) => e.at(c.span().start),
+            None => e,
+        });
+    }
+    Ok(())
+}
+
+/// 428C9: an explicit value for a GENERATED ALWAYS identity column.
+fn always_identity_insert(column: &str) -> SqlError {
+    always_identity(
+        column,
+        format!("cannot insert a non-DEFAULT value into column \"{column}\""),
+    )
+    .with_hint("Use OVERRIDING SYSTEM VALUE to override.")
 }
 
 /// `*`: every column of the table, in order.
@@ -1045,7 +1283,7 @@ fn always_identity(column: &str, message: String) -> SqlError {
     ))
 }
 
-fn is_default_keyword(e: &ast::Expr) -> bool {
+pub fn is_default_keyword(e: &ast::Expr) -> bool {
     matches!(e, ast::Expr::Identifier(id) if id.quote_style.is_none() && id.value.eq_ignore_ascii_case("default"))
 }
 
