@@ -142,7 +142,7 @@ async fn errors_carry_postgres_sqlstates() {
         ),
         (
             "INSERT INTO users SELECT * FROM users",
-            SqlState::FEATURE_NOT_SUPPORTED,
+            SqlState::UNIQUE_VIOLATION,
         ),
     ];
     for (sql, code) in cases {
