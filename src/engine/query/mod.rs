@@ -17,8 +17,10 @@
 
 mod aggregates;
 mod errors;
+mod from_functions;
 mod provider;
 mod rules;
+mod series;
 mod subqueries;
 pub(crate) mod system;
 mod types;
@@ -74,7 +76,9 @@ pub(crate) fn routes(q: &ast::Query) -> bool {
         return true;
     };
     let plain_table = |t: &ast::TableWithJoins| {
-        t.joins.is_empty() && matches!(&t.relation, ast::TableFactor::Table { args: None, .. })
+        t.joins.is_empty()
+            && matches!(&t.relation, ast::TableFactor::Table { name, args: None, .. }
+                if !keyword_function(name))
     };
     if s.from.len() > 1 || !s.from.iter().all(plain_table) {
         return true;
@@ -91,6 +95,21 @@ pub(crate) fn routes(q: &ast::Query) -> bool {
         }
     })
     .is_break()
+}
+
+/// Whether a FROM item's name is a keyword PostgreSQL reads as a function
+/// call (`FROM current_user`), not a table.
+fn keyword_function(name: &ast::ObjectName) -> bool {
+    let parts: Vec<(String, bool)> = name
+        .0
+        .iter()
+        .map(|p| {
+            p.as_ident()
+                .map(|i| (i.value.clone(), i.quote_style.is_some()))
+                .unwrap_or_default()
+        })
+        .collect();
+    from_functions::is_keyword_function(&parts)
 }
 
 /// Whether a query reads pg_catalog or information_schema, calls a
@@ -265,6 +284,8 @@ impl QueryEngine {
             // Replaces DataFusion's own of the same name.
             let _ = state.register_udaf(udaf);
         }
+        let series = datafusion::logical_expr::ScalarUDF::from(series::GenerateSeries::new());
+        let _ = state.register_udf(Arc::new(series));
         QueryEngine { state }
     }
 
@@ -278,7 +299,7 @@ impl QueryEngine {
         let df_ast::Statement::Query(q) = &mut stmt else {
             return Err(SqlError::internal("a query did not parse as a query"));
         };
-        rules::rewrite(q);
+        rules::rewrite(q)?;
         let wrapped = DfStatement::Statement(Box::new(stmt.clone()));
         let (refs, _ctes) = datafusion::sql::resolve::resolve_table_references(&wrapped, true)
             .map_err(|e| errors::to_sql_error(e, None))?;
@@ -458,6 +479,9 @@ impl QueryEngine {
             let values = bind(&cx.params, param_types, &plan.params)?;
             logical.with_param_values(values).map_err(df_error)?
         };
+        // now() and current_date are simplified to this execution's start
+        // time, which DataFusion marks only when asked to.
+        state.mark_start_execution();
         let physical = AssertUnwindSafe(state.create_physical_plan(&logical))
             .catch_unwind()
             .await
