@@ -18,6 +18,7 @@
 mod aggregates;
 mod errors;
 mod from_functions;
+mod origins;
 mod provider;
 mod rules;
 mod series;
@@ -361,16 +362,21 @@ impl QueryEngine {
             .schema()
             .fields()
             .iter()
-            .map(|f| {
-                Ok(Column {
-                    name: rules::client_name(f.name()).to_string(),
-                    ty: types::sql_type(f)?,
-                })
+            .zip(origins::of(&logical))
+            .map(|(f, origin)| {
+                let name = rules::client_name(f.name());
+                Ok(Column::computed(name, types::sql_type(f)?).from_origin(origin))
             })
             .collect::<SqlResult<Vec<_>>>()?;
-        let found = logical
+        let mut found = logical
             .get_parameter_types()
             .map_err(|e| errors::to_sql_error(e, Some(src)))?;
+        for (id, ty) in cast_parameters(&logical) {
+            let known = found.entry(id).or_insert(None);
+            if known.is_none() {
+                *known = Some(ty);
+            }
+        }
         let count = found
             .keys()
             .filter_map(|k| k.trim_start_matches('$').parse::<usize>().ok())
@@ -521,6 +527,28 @@ impl QueryEngine {
             tag: "SELECT".into(),
         })
     }
+}
+
+/// The types parameters are cast to where nothing else types them
+/// (`generate_series(1, $1::integer)`): PostgreSQL gives such a
+/// parameter its cast's type, DataFusion none.
+fn cast_parameters(plan: &LogicalPlan) -> Vec<(String, DataType)> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{expr::Placeholder, Cast, Expr};
+    let mut out = Vec::new();
+    let _ = plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                if let Expr::Cast(Cast { expr, field }) = e {
+                    if let Expr::Placeholder(Placeholder { id, .. }) = expr.as_ref() {
+                        out.push((id.clone(), field.data_type().clone()));
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
+    out
 }
 
 /// What a panic inside DataFusion becomes: an error for this statement,
