@@ -36,6 +36,9 @@
 //!   table providers that read through the statement's `ReadView` and turn
 //!   key filters into point reads, Arrow type mapping, error mapping,
 //!   subquery rewrites DataFusion can decorrelate (`query::subqueries`),
+//!   functions in FROM as one-row subqueries (`query::from_functions`,
+//!   with PostgreSQL's generate_series in `query::series`), the table
+//!   column each result column is, for RowDescription (`query::origins`),
 //!   and pg_catalog / information_schema with the catalog functions,
 //!   built per execution from a snapshot of the catalog (`query::system`).
 //! - [`sql`]: parsing, planning, expression evaluation.

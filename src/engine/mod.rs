@@ -43,11 +43,61 @@ use ctx::StmtCtx;
 use env::SessionEnv;
 use write::Written;
 
-/// A result column: its name and type.
+/// A result column: its name and type, and the table column it is, if
+/// it is one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Column {
     pub name: String,
     pub ty: SqlType,
+    /// Sent in RowDescription, as PostgreSQL sends it, for drivers'
+    /// `getTableName` / `getColumnName` and ORMs that map results back to
+    /// tables; None (sent as 0) for anything computed.
+    pub origin: Option<ColumnOrigin>,
+}
+
+/// Where a result column comes from: a table's OID (as pg_class shows it)
+/// and the column's attnum (as pg_attribute shows it: from 1, in order).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ColumnOrigin {
+    pub table_oid: u32,
+    pub attnum: i16,
+}
+
+impl ColumnOrigin {
+    /// Column `index` (from 0) of table `t`.
+    pub fn of(t: &TableDef, index: usize) -> Option<ColumnOrigin> {
+        Some(ColumnOrigin {
+            table_oid: query::system::oids::relation(t),
+            attnum: i16::try_from(index + 1).ok()?,
+        })
+    }
+}
+
+impl Column {
+    /// A column computed by an expression: no table column.
+    pub fn computed(name: impl Into<String>, ty: SqlType) -> Column {
+        Column {
+            name: name.into(),
+            ty,
+            origin: None,
+        }
+    }
+
+    /// Column `index` (from 0) of table `t`, under its own name.
+    pub fn of_table(t: &TableDef, index: usize) -> Column {
+        let c = &t.columns[index];
+        Column {
+            name: c.name.clone(),
+            ty: c.ty.clone(),
+            origin: ColumnOrigin::of(t, index),
+        }
+    }
+
+    /// This column, coming from `origin`.
+    pub fn from_origin(mut self, origin: Option<ColumnOrigin>) -> Column {
+        self.origin = origin;
+        self
+    }
 }
 
 /// Rows streamed to the client one at a time.

@@ -417,10 +417,7 @@ fn describe_tells_session_statements_apart() {
     assert_eq!(describe_sql("DEALLOCATE ALL"), Some(vec![]));
     assert_eq!(
         describe_sql("SHOW datestyle").unwrap()[0],
-        crate::engine::Column {
-            name: "DateStyle".into(),
-            ty: crate::types::SqlType::Text
-        }
+        crate::engine::Column::computed("DateStyle", crate::types::SqlType::Text)
     );
     assert_eq!(describe_sql("SELECT 1"), None);
 }

@@ -218,10 +218,7 @@ fn plan_set(set: &Set) -> SqlResult<SetPlan> {
 }
 
 fn text_column(name: &str) -> Column {
-    Column {
-        name: name.to_owned(),
-        ty: SqlType::Text,
-    }
+    Column::computed(name, SqlType::Text)
 }
 
 fn command(tag: &str) -> Executed {

@@ -535,10 +535,10 @@ impl Planner<'_> {
                         _ => None,
                     };
                     if let Some(agg) = aggregate(e, &mut c)? {
-                        columns.push(Column {
-                            name: alias.unwrap_or_else(|| "count".into()),
-                            ty: SqlType::Int8,
-                        });
+                        columns.push(Column::computed(
+                            alias.unwrap_or_else(|| "count".into()),
+                            SqlType::Int8,
+                        ));
                         aggs.push(agg);
                         continue;
                     }
@@ -564,10 +564,13 @@ impl Planner<'_> {
                         Expr::Func(Func::PgSleep, _) => SqlType::Text,
                         other => c.type_of(other).unwrap_or(SqlType::Text),
                     };
-                    columns.push(Column {
-                        name: alias.unwrap_or_else(|| column_name(e, tdef.as_deref())),
-                        ty,
-                    });
+                    columns.push(
+                        Column::computed(
+                            alias.unwrap_or_else(|| column_name(e, tdef.as_deref())),
+                            ty,
+                        )
+                        .from_origin(origin(&compiled, tdef.as_deref())),
+                    );
                     exprs.push(compiled);
                 }
                 _ => {
@@ -946,10 +949,10 @@ impl Planner<'_> {
                         ast::SelectItem::ExprWithAlias { alias, .. } => ident(alias),
                         _ => column_name(e, Some(t)),
                     };
-                    columns.push(Column {
-                        name,
-                        ty: c.type_of(&compiled).unwrap_or(SqlType::Text),
-                    });
+                    columns.push(
+                        Column::computed(name, c.type_of(&compiled).unwrap_or(SqlType::Text))
+                            .from_origin(origin(&compiled, Some(t))),
+                    );
                     exprs.push(compiled);
                 }
                 _ => {
@@ -1196,12 +1199,18 @@ fn always_identity_insert(column: &str) -> SqlError {
 
 /// `*`: every column of the table, in order.
 fn all_columns(t: &TableDef, exprs: &mut Vec<Expr>, columns: &mut Vec<Column>) {
-    for (i, col) in t.columns.iter().enumerate() {
+    for i in 0..t.columns.len() {
         exprs.push(Expr::Column(i));
-        columns.push(Column {
-            name: col.name.clone(),
-            ty: col.ty.clone(),
-        });
+        columns.push(Column::of_table(t, i));
+    }
+}
+
+/// The table column a result column is, when it is a plain reference to
+/// one (RowDescription names it, as PostgreSQL's does).
+fn origin(e: &Expr, t: Option<&TableDef>) -> Option<crate::engine::ColumnOrigin> {
+    match (e, t) {
+        (Expr::Column(i), Some(t)) => crate::engine::ColumnOrigin::of(t, *i),
+        _ => None,
     }
 }
 

@@ -51,13 +51,16 @@ pub(crate) fn result_formats(format: &Format, columns: usize) -> SqlResult<Vec<F
     }
 }
 
-/// RowDescription fields.
+/// RowDescription fields: name, the table column it is (or zeros), type.
 pub(crate) fn fields(columns: &[Column], formats: &[FieldFormat]) -> Vec<FieldInfo> {
     columns
         .iter()
         .zip(formats)
         .map(|(c, f)| {
-            FieldInfo::new(c.name.clone(), None, None, c.ty.pg_type(), *f)
+            // The OID travels as the wire's Int32: its bits, whatever the sign.
+            let table = c.origin.map(|o| o.table_oid as i32);
+            let attnum = c.origin.map(|o| o.attnum);
+            FieldInfo::new(c.name.clone(), table, attnum, c.ty.pg_type(), *f)
                 .with_type_size(type_size(&c.ty))
                 .with_type_modifier(c.ty.type_modifier())
         })
@@ -193,10 +196,7 @@ mod tests {
 
     #[test]
     fn nulls_are_minus_one_without_bytes() {
-        let columns = vec![Column {
-            name: "a".into(),
-            ty: SqlType::Text,
-        }];
+        let columns = vec![Column::computed("a", SqlType::Text)];
         let row = data_row(&[Value::Null], &columns, &[FieldFormat::Text]).unwrap();
         assert_eq!(row.field_count, 1);
         assert_eq!(&row.data[..], &(-1i32).to_be_bytes());

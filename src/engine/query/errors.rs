@@ -60,6 +60,23 @@ pub(crate) fn to_sql_error(e: DataFusionError, src: Option<&Source<'_>>) -> SqlE
     };
     match e {
         DataFusionError::External(inner) => match inner.downcast::<SqlError>() {
+            // A function of ours that has no form for its arguments
+            // (`function generate_series(integer) does not exist`): at
+            // the call, as PostgreSQL points to it.
+            Ok(e)
+                if matches!(
+                    e.code,
+                    sqlstate::UNDEFINED_FUNCTION | sqlstate::AMBIGUOUS_FUNCTION
+                ) && e.position.is_none() =>
+            {
+                let name = e
+                    .message
+                    .strip_prefix("function ")
+                    .and_then(|m| m.split('(').next())
+                    .unwrap_or_default()
+                    .to_string();
+                at(*e, &name)
+            }
             Ok(e) => *e,
             Err(other) => SqlError::internal(other.to_string()),
         },

@@ -17,8 +17,11 @@
 
 mod aggregates;
 mod errors;
+mod from_functions;
+mod origins;
 mod provider;
 mod rules;
+mod series;
 mod subqueries;
 pub(crate) mod system;
 mod types;
@@ -74,7 +77,9 @@ pub(crate) fn routes(q: &ast::Query) -> bool {
         return true;
     };
     let plain_table = |t: &ast::TableWithJoins| {
-        t.joins.is_empty() && matches!(&t.relation, ast::TableFactor::Table { args: None, .. })
+        t.joins.is_empty()
+            && matches!(&t.relation, ast::TableFactor::Table { name, args: None, .. }
+                if !keyword_function(name))
     };
     if s.from.len() > 1 || !s.from.iter().all(plain_table) {
         return true;
@@ -91,6 +96,21 @@ pub(crate) fn routes(q: &ast::Query) -> bool {
         }
     })
     .is_break()
+}
+
+/// Whether a FROM item's name is a keyword PostgreSQL reads as a function
+/// call (`FROM current_user`), not a table.
+fn keyword_function(name: &ast::ObjectName) -> bool {
+    let parts: Vec<(String, bool)> = name
+        .0
+        .iter()
+        .map(|p| {
+            p.as_ident()
+                .map(|i| (i.value.clone(), i.quote_style.is_some()))
+                .unwrap_or_default()
+        })
+        .collect();
+    from_functions::is_keyword_function(&parts)
 }
 
 /// Whether a query reads pg_catalog or information_schema, calls a
@@ -265,6 +285,8 @@ impl QueryEngine {
             // Replaces DataFusion's own of the same name.
             let _ = state.register_udaf(udaf);
         }
+        let series = datafusion::logical_expr::ScalarUDF::from(series::GenerateSeries::new());
+        let _ = state.register_udf(Arc::new(series));
         QueryEngine { state }
     }
 
@@ -278,7 +300,7 @@ impl QueryEngine {
         let df_ast::Statement::Query(q) = &mut stmt else {
             return Err(SqlError::internal("a query did not parse as a query"));
         };
-        rules::rewrite(q);
+        rules::rewrite(q)?;
         let wrapped = DfStatement::Statement(Box::new(stmt.clone()));
         let (refs, _ctes) = datafusion::sql::resolve::resolve_table_references(&wrapped, true)
             .map_err(|e| errors::to_sql_error(e, None))?;
@@ -340,16 +362,21 @@ impl QueryEngine {
             .schema()
             .fields()
             .iter()
-            .map(|f| {
-                Ok(Column {
-                    name: rules::client_name(f.name()).to_string(),
-                    ty: types::sql_type(f)?,
-                })
+            .zip(origins::of(&logical))
+            .map(|(f, origin)| {
+                let name = rules::client_name(f.name());
+                Ok(Column::computed(name, types::sql_type(f)?).from_origin(origin))
             })
             .collect::<SqlResult<Vec<_>>>()?;
-        let found = logical
+        let mut found = logical
             .get_parameter_types()
             .map_err(|e| errors::to_sql_error(e, Some(src)))?;
+        for (id, ty) in cast_parameters(&logical) {
+            let known = found.entry(id).or_insert(None);
+            if known.is_none() {
+                *known = Some(ty);
+            }
+        }
         let count = found
             .keys()
             .filter_map(|k| k.trim_start_matches('$').parse::<usize>().ok())
@@ -458,6 +485,9 @@ impl QueryEngine {
             let values = bind(&cx.params, param_types, &plan.params)?;
             logical.with_param_values(values).map_err(df_error)?
         };
+        // now() and current_date are simplified to this execution's start
+        // time, which DataFusion marks only when asked to.
+        state.mark_start_execution();
         let physical = AssertUnwindSafe(state.create_physical_plan(&logical))
             .catch_unwind()
             .await
@@ -497,6 +527,28 @@ impl QueryEngine {
             tag: "SELECT".into(),
         })
     }
+}
+
+/// The types parameters are cast to where nothing else types them
+/// (`generate_series(1, $1::integer)`): PostgreSQL gives such a
+/// parameter its cast's type, DataFusion none.
+fn cast_parameters(plan: &LogicalPlan) -> Vec<(String, DataType)> {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{expr::Placeholder, Cast, Expr};
+    let mut out = Vec::new();
+    let _ = plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                if let Expr::Cast(Cast { expr, field }) = e {
+                    if let Expr::Placeholder(Placeholder { id, .. }) = expr.as_ref() {
+                        out.push((id.clone(), field.data_type().clone()));
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
+    out
 }
 
 /// What a panic inside DataFusion becomes: an error for this statement,

@@ -9,6 +9,8 @@
 //!   in PostgreSQL (DataFusion reads every integer literal as int8, so
 //!   `a + 1` of an int4 column would come back as bigint). Positional
 //!   ORDER BY / GROUP BY references and LIMIT / OFFSET stay as they are.
+//! - `from_functions::functions_in_from`: a function call in FROM is a
+//!   subquery of one row, named as PostgreSQL names it.
 //! - `subqueries::scalar_subqueries`: a scalar subquery that is a plain SELECT of
 //!   one expression takes its value through `single_value` (DataFusion
 //!   decorrelates only aggregated subqueries; the aggregate gives NULL for
@@ -28,6 +30,8 @@ use datafusion::sql::sqlparser::ast::{
     TrimWhereField, Value, VisitMut, VisitorMut,
 };
 
+use crate::error::SqlResult;
+
 /// What marks a name made unique for DataFusion (`SELECT a, a`), which
 /// PostgreSQL allows and DataFusion does not: the client sees the part
 /// before it.
@@ -39,13 +43,18 @@ pub(crate) fn client_name(field_name: &str) -> &str {
 }
 
 /// Apply every rule to a query.
-pub(crate) fn rewrite(q: &mut Query) {
+pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     name_outputs(q);
     int4_literals(q);
     super::system::skip_empty_selects(q);
+    // After the select lists that are never evaluated are gone (psql's
+    // `\d` has a generate_series over another FROM item's column in one);
+    // the subqueries it makes name their items themselves.
+    super::from_functions::functions_in_from(q)?;
     super::subqueries::select_list_subqueries(q);
     super::subqueries::scalar_subqueries(q);
     catalog_syntax(q);
+    Ok(())
 }
 
 /// PostgreSQL's folding of an identifier.
@@ -464,7 +473,7 @@ mod tests {
         let datafusion::sql::sqlparser::ast::Statement::Query(q) = &mut stmt else {
             panic!("not a query")
         };
-        rewrite(q);
+        rewrite(q).unwrap();
         stmt.to_string()
     }
 
@@ -488,6 +497,15 @@ mod tests {
             "SELECT a, a AS \"a\u{1}1\", sum(b) AS \"sum\", sum(c) AS \"sum\u{1}1\" FROM t"
         );
         assert_eq!(client_name("sum\u{1}1"), "sum");
+    }
+
+    #[test]
+    fn functions_in_from_take_int4_arguments() {
+        assert_eq!(
+            rewritten("SELECT * FROM generate_series(1, 3) AS g, unnest(ARRAY[2]) AS u"),
+            "SELECT * FROM (SELECT unnest(generate_series(CAST(1 AS INTEGER), CAST(3 AS INTEGER))) AS \"g\") AS \"g\", \
+             (SELECT unnest(ARRAY[CAST(2 AS INTEGER)]) AS \"u\") AS \"u\""
+        );
     }
 
     #[test]
