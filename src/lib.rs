@@ -25,6 +25,9 @@
 //!   `engine::ddl` changes the catalog (waiting for another block's pending
 //!   change, folding decided ones, removing storage nothing names);
 //!   `engine::alter` runs ALTER TABLE as changes of a definition;
+//!   `engine::found` plans and runs the query a write takes its rows from
+//!   (`INSERT ... SELECT`, `UPDATE ... FROM`, `DELETE ... USING`,
+//!   subqueries in UPDATE and DELETE) before the write stage;
 //!   `engine::sequence` keeps sequence counters (blocks of values reserved
 //!   by compare-and-set) and prepares a statement's sequence functions;
 //!   `engine::advisory` runs the `pg_advisory_*` functions and fences the
