@@ -234,3 +234,45 @@ async fn extended_protocol_describes_engine_queries() {
     assert_eq!(e.code().unwrap().code(), "42703");
     server.shutdown().await;
 }
+
+/// DataFusion answers the merged column of a RIGHT or FULL join with USING
+/// from the left side alone (NULL for a row only the right side has):
+/// refused rather than answered wrong; ON and LEFT joins run.
+#[tokio::test]
+async fn outer_joins_that_merge_columns_are_refused_not_answered_wrong() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute(
+        "CREATE TABLE ja (id integer PRIMARY KEY, x text);
+         CREATE TABLE jb (id integer PRIMARY KEY, y text);
+         INSERT INTO ja VALUES (1, 'a'), (2, 'b');
+         INSERT INTO jb VALUES (2, 'B'), (3, 'C');",
+    )
+    .await
+    .unwrap();
+    for sql in [
+        "SELECT * FROM ja RIGHT JOIN jb USING (id)",
+        "SELECT id FROM ja FULL JOIN jb USING (id)",
+        "SELECT * FROM ja NATURAL FULL JOIN jb",
+        "SELECT * FROM ja WHERE id IN (SELECT id FROM ja RIGHT JOIN jb USING (id))",
+    ] {
+        assert_eq!(common::sqlstate_of(&c, sql).await, "0A000", "{sql}");
+    }
+    let ids: Vec<Option<i32>> = c
+        .query(
+            "SELECT coalesce(ja.id, jb.id) FROM ja FULL JOIN jb ON ja.id = jb.id ORDER BY 1",
+            &[],
+        )
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(ids, [Some(1), Some(2), Some(3)]);
+    let left: i64 = c
+        .query_one("SELECT count(*) FROM ja LEFT JOIN jb USING (id)", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(left, 2);
+}

@@ -15,6 +15,11 @@
 //!   one expression takes its value through `single_value` (DataFusion
 //!   decorrelates only aggregated subqueries; the aggregate gives NULL for
 //!   no row and 21000 for more than one, as PostgreSQL does).
+//! - [`merged_outer_join_columns`]: not a rewrite but a refusal: DataFusion
+//!   gives a `RIGHT` / `FULL` join's `USING` (or `NATURAL`) column the left
+//!   side's value, NULL for a row only the right side has, where PostgreSQL
+//!   merges both sides; such a join is refused (0A000) rather than answered
+//!   wrong.
 //! - [`catalog_syntax`]: what catalog queries (psql's, drivers') write in
 //!   PostgreSQL's own spelling: `pg_catalog.`-qualified functions,
 //!   `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, and casts to
@@ -44,6 +49,7 @@ pub(crate) fn client_name(field_name: &str) -> &str {
 
 /// Apply every rule to a query.
 pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
+    merged_outer_join_columns(q)?;
     name_outputs(q);
     int4_literals(q);
     super::system::skip_empty_selects(q);
@@ -54,6 +60,61 @@ pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     super::subqueries::select_list_subqueries(q);
     super::subqueries::scalar_subqueries(q);
     catalog_syntax(q);
+    Ok(())
+}
+
+/// Refuse a `RIGHT` or `FULL` join whose columns are merged (`USING`,
+/// `NATURAL`), anywhere in the query: DataFusion answers its merged
+/// column from the left side alone.
+fn merged_outer_join_columns(q: &Query) -> SqlResult<()> {
+    use datafusion::sql::sqlparser::ast::{
+        JoinConstraint, JoinOperator, TableFactor, TableWithJoins, Visit, Visitor,
+    };
+    fn merged(twj: &TableWithJoins) -> bool {
+        let nested = |f: &TableFactor| match f {
+            TableFactor::NestedJoin {
+                table_with_joins, ..
+            } => merged(table_with_joins),
+            _ => false,
+        };
+        nested(&twj.relation)
+            || twj.joins.iter().any(|j| {
+                let constraint = match &j.join_operator {
+                    JoinOperator::Right(c)
+                    | JoinOperator::RightOuter(c)
+                    | JoinOperator::FullOuter(c) => Some(c),
+                    _ => None,
+                };
+                matches!(
+                    constraint,
+                    Some(JoinConstraint::Using(_) | JoinConstraint::Natural)
+                ) || nested(&j.relation)
+            })
+    }
+    fn body_merges(body: &SetExpr) -> bool {
+        match body {
+            SetExpr::Select(s) => s.from.iter().any(merged),
+            SetExpr::SetOperation { left, right, .. } => body_merges(left) || body_merges(right),
+            _ => false,
+        }
+    }
+    struct Finder;
+    impl Visitor for Finder {
+        type Break = ();
+        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+            if body_merges(&q.body) {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    if q.visit(&mut Finder).is_break() {
+        return Err(crate::error::SqlError::unsupported(
+            "RIGHT and FULL JOIN with USING or NATURAL are not supported",
+            "write the join condition with ON, and COALESCE the two sides' columns where you want them merged",
+        ));
+    }
     Ok(())
 }
 
