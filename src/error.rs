@@ -19,6 +19,7 @@ pub mod sqlstate {
     pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const AMBIGUOUS_FUNCTION: &str = "42725";
     pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const WRONG_OBJECT_TYPE: &str = "42809";
     pub const INVALID_COLUMN_REFERENCE: &str = "42P10";
     pub const GROUPING_ERROR: &str = "42803";
     pub const INVALID_TABLE_DEFINITION: &str = "42P16";
@@ -67,9 +68,28 @@ pub struct SqlError {
     pub datatype: Option<String>,
     /// 1-based character position in the query text, for the client's cursor.
     pub position: Option<u32>,
-    /// Where in the query text the error is (1-based line and column), until
-    /// `locate` turns it into a `position` against that text.
-    pub location: Option<(u64, u64)>,
+    /// Where in the query text the error is, until `locate` turns it into
+    /// a `position` against that text.
+    pub location: Option<Place>,
+}
+
+/// A place in the query text: 1-based line and column, and whether the
+/// error is at the first token from there on rather than at it (`after`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub line: u32,
+    pub column: u32,
+    pub skips_space: bool,
+}
+
+impl Place {
+    fn new(loc: sqlparser::tokenizer::Location, skips_space: bool) -> Option<Place> {
+        Some(Place {
+            line: u32::try_from(loc.line).ok().filter(|l| *l > 0)?,
+            column: u32::try_from(loc.column).ok()?,
+            skips_space,
+        })
+    }
 }
 
 pub type SqlResult<T> = Result<T, SqlError>;
@@ -116,8 +136,18 @@ impl SqlError {
 
     /// Remember where in the query the error is (from a sqlparser span).
     pub fn at(mut self, loc: sqlparser::tokenizer::Location) -> Self {
-        if loc.line > 0 && self.location.is_none() {
-            self.location = Some((loc.line, loc.column));
+        if self.location.is_none() {
+            self.location = Place::new(loc, false);
+        }
+        self
+    }
+
+    /// Remember that the error is at the first token after `end`, the end
+    /// of a sqlparser span: an operator, which sqlparser keeps no span for,
+    /// follows its left operand.
+    pub fn after(mut self, end: sqlparser::tokenizer::Location) -> Self {
+        if self.location.is_none() {
+            self.location = Place::new(end, true);
         }
         self
     }
@@ -125,13 +155,21 @@ impl SqlError {
     /// Resolve a line/column location into PostgreSQL's 1-based character
     /// position in `sql`, the text the client sent.
     pub fn locate(mut self, sql: &str) -> Self {
-        if let (None, Some((line, col))) = (self.position, self.location) {
+        if let (None, Some(place)) = (self.position, self.location) {
             let before: usize = sql
                 .split('\n')
-                .take((line as usize).saturating_sub(1))
+                .take((place.line as usize).saturating_sub(1))
                 .map(|l| l.chars().count() + 1)
                 .sum();
-            self.position = u32::try_from(before + col as usize).ok();
+            let mut at = before + place.column as usize;
+            if place.skips_space {
+                at += sql
+                    .chars()
+                    .skip(at.saturating_sub(1))
+                    .take_while(|c| c.is_whitespace())
+                    .count();
+            }
+            self.position = u32::try_from(at).ok();
         }
         self
     }

@@ -11,9 +11,9 @@ use crate::catalog::{store_error, TableDef};
 use crate::claims::intents::ReadView;
 use crate::error::SqlResult;
 use crate::sql::expr::{EvalCtx, Expr};
-use crate::sql::plan::{Access, Source};
+use crate::sql::plan::{Access, Keys, Source};
 use crate::store::{RowRecord, Store};
-use crate::types::{encode_key, Value};
+use crate::types::{encode_key, SqlType, Value};
 
 use super::env::SessionEnv;
 
@@ -28,19 +28,43 @@ fn pinned_key(
     exprs: &[Expr],
     cx: &EvalCtx<'_>,
 ) -> SqlResult<Option<Vec<u8>>> {
-    let mut values = Vec::with_capacity(exprs.len());
-    for (&c, e) in cols.iter().zip(exprs) {
-        let v = e.eval(cx)?;
+    let values = exprs
+        .iter()
+        .map(|e| e.eval(cx))
+        .collect::<SqlResult<Vec<_>>>()?;
+    Ok(key_of(table, cols, values))
+}
+
+/// The key bytes of `values` in the key's column types; None as for
+/// `pinned_key`.
+fn key_of(table: &TableDef, cols: &[usize], values: Vec<Value>) -> Option<Vec<u8>> {
+    let mut typed = Vec::with_capacity(values.len());
+    for (&c, v) in cols.iter().zip(values) {
         if v.is_null() {
-            return Ok(None);
+            return None;
         }
-        match v.cast_to(&table.columns[c].ty) {
-            Ok(v) => values.push(v),
-            Err(_) => return Ok(None),
-        }
+        typed.push(v.cast_to(&table.columns[c].ty).ok()?);
     }
-    let refs: Vec<&Value> = values.iter().collect();
-    Ok(Some(encode_key(&refs)))
+    let refs: Vec<&Value> = typed.iter().collect();
+    Some(encode_key(&refs))
+}
+
+/// The values a key list names: each item's, or each element of the array.
+fn listed_values(keys: &Keys, col: &SqlType, cx: &EvalCtx<'_>) -> SqlResult<Vec<Value>> {
+    match keys {
+        Keys::Each(items) => items.iter().map(|e| e.eval(cx)).collect(),
+        Keys::Elements(array) => Ok(match array.eval(cx)? {
+            Value::Array(a) => a.items,
+            // A parameter the client declared as text: read as the
+            // filter reads it, an array of the column's type.
+            Value::Text(s) => match Value::parse_text(&SqlType::array_of(col.clone()), &s)? {
+                Value::Array(a) => a.items,
+                _ => Vec::new(),
+            },
+            // NULL (or anything the filter will refuse): no keys.
+            _ => Vec::new(),
+        }),
+    }
 }
 
 fn matches(src: &Source, row: &RowRecord, params: &[Value], env: &SessionEnv) -> SqlResult<bool> {
@@ -198,12 +222,12 @@ fn listed(
         params: &params,
         env: env.as_ref(),
     };
-    let keys: SqlResult<BTreeSet<Vec<u8>>> = items
-        .iter()
-        .filter_map(|e| pinned_key(&src.table, cols, std::slice::from_ref(e), &cx).transpose())
-        .collect();
-    let keys = match keys {
-        Ok(keys) => keys,
+    let col = &src.table.columns[cols[0]].ty;
+    let keys: BTreeSet<Vec<u8>> = match listed_values(items, col, &cx) {
+        Ok(values) => values
+            .into_iter()
+            .filter_map(|v| key_of(&src.table, cols, vec![v]))
+            .collect(),
         Err(e) => return stream::once(async { Err(e) }).boxed(),
     };
     let src = Arc::new(src);

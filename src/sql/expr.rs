@@ -8,11 +8,11 @@
 use std::cmp::Ordering;
 
 use rust_decimal::Decimal;
-use sqlparser::ast::{self, BinaryOperator, UnaryOperator};
+use sqlparser::ast::{self, BinaryOperator, Spanned, UnaryOperator};
 
 use crate::catalog::TableDef;
 use crate::error::{sqlstate, SqlError, SqlResult};
-use crate::types::{SqlType, Value};
+use crate::types::{Array, SqlType, Value};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Expr {
@@ -37,6 +37,16 @@ pub enum Expr {
         case_insensitive: bool,
     },
     Cast(Box<Expr>, SqlType),
+    /// `ARRAY[a, b]` of the element type its items resolved to.
+    Array(Vec<Expr>, SqlType),
+    /// `left op ANY (array)`, or `ALL` when `all`: the comparison against
+    /// each element of a one-dimensional array.
+    Quantified {
+        left: Box<Expr>,
+        op: BinOp,
+        array: Box<Expr>,
+        all: bool,
+    },
     Func(Func, Vec<Expr>),
     Case {
         operand: Option<Box<Expr>>,
@@ -297,7 +307,7 @@ pub struct Compiler<'a> {
 fn unsupported_expr(e: &ast::Expr) -> SqlError {
     SqlError::unsupported(
         format!("expression not supported: {e}"),
-        "keyclaim evaluates column references, literals, parameters, comparisons, AND/OR/NOT, IN, BETWEEN, LIKE/ILIKE, IS NULL, arithmetic, ||, CASE, casts and the functions now(), gen_random_uuid(), lower, upper, length, coalesce, abs",
+        "keyclaim evaluates column references, literals, parameters, comparisons, AND/OR/NOT, IN, = ANY / <> ALL (array), ARRAY[...], BETWEEN, LIKE/ILIKE, IS NULL, arithmetic, ||, CASE, casts and the functions now(), gen_random_uuid(), lower, upper, length, coalesce, abs",
     )
 }
 
@@ -357,7 +367,9 @@ impl Compiler<'_> {
                 };
                 let l = self.compile(left)?;
                 let r = self.compile(right)?;
-                let (l, r) = if op == BinOp::Concat || matches!(op, BinOp::And | BinOp::Or) {
+                let (l, r) = if op == BinOp::Concat {
+                    self.concat_operands(l, r)?
+                } else if matches!(op, BinOp::And | BinOp::Or) {
                     (l, r)
                 } else {
                     self.unify(l, r)?
@@ -412,9 +424,35 @@ impl Compiler<'_> {
                 expr, data_type, ..
             } => {
                 let ty = SqlType::from_ast(data_type)?;
-                match self.compile(expr)? {
+                // `ARRAY[...]::int[]`: the items take the cast's element
+                // type (so `ARRAY[]::int[]` is an empty integer array).
+                let compiled = match (expr.as_ref(), ty.element()) {
+                    (E::Array(a), Some(elem)) => self.array(&a.elem, Some(elem))?,
+                    _ => self.compile(expr)?,
+                };
+                if let Some(from) = self.type_of(&compiled) {
+                    if !castable(&from, &ty) {
+                        return Err(SqlError::new(
+                            crate::types::CANNOT_COERCE,
+                            format!("cannot cast type {} to {}", from.pg_name(), ty.pg_name()),
+                        )
+                        .after(expr.span().end));
+                    }
+                }
+                match compiled {
+                    // A constant array is cast once, here, so that the
+                    // planner sees a constant (`id = ANY('{1,2}'::int[])`).
+                    Expr::Literal(v) if ty.element().is_some() => {
+                        Expr::Literal(cast_explicit(&v, &ty)?)
+                    }
                     Expr::Unknown(s, loc) => {
-                        Expr::Literal(Value::parse_text(&ty, &s).map_err(|e| e.at(loc))?)
+                        let v = Value::parse_text(&ty, &s).map_err(|e| e.at(loc))?;
+                        // An array's elements are cast as the array is
+                        // (`'{ab}'::varchar(1)[]` truncates each).
+                        Expr::Literal(match ty.element() {
+                            Some(_) => cast_explicit(&v, &ty).map_err(|e| e.at(loc))?,
+                            None => v,
+                        })
                     }
                     Expr::Param(n) => {
                         self.params.note(n, &ty);
@@ -448,7 +486,179 @@ impl Compiler<'_> {
                     otherwise,
                 }
             }
+            E::Array(a) => self.array(&a.elem, None)?,
+            E::AnyOp {
+                left,
+                compare_op,
+                right,
+                ..
+            } => self.quantified(e, left, compare_op, right, false)?,
+            E::AllOp {
+                left,
+                compare_op,
+                right,
+            } => self.quantified(e, left, compare_op, right, true)?,
             _ => return Err(unsupported_expr(e)),
+        })
+    }
+
+    /// `ARRAY[...]`: its items resolved to one element type (`elem` when a
+    /// cast gives it, else the items' common type), folded to a constant
+    /// when every item is one.
+    fn array(&mut self, items: &[ast::Expr], elem: Option<&SqlType>) -> SqlResult<Expr> {
+        let mut compiled = Vec::with_capacity(items.len());
+        for item in items {
+            if let ast::Expr::Array(_) = item {
+                return Err(SqlError::unsupported(
+                    "multidimensional arrays are not supported",
+                    "keyclaim supports one-dimensional arrays",
+                ));
+            }
+            compiled.push((self.compile(item)?, item.span().start));
+        }
+        let elem = match elem {
+            Some(elem) => elem.clone(),
+            None => {
+                if compiled.is_empty() {
+                    return Err(SqlError::new(
+                        sqlstate::INDETERMINATE_DATATYPE,
+                        "cannot determine type of empty array",
+                    )
+                    .with_hint(
+                        "Explicitly cast to the desired type, for example ARRAY[]::integer[].",
+                    ));
+                }
+                self.common_type(&compiled)?.unwrap_or(SqlType::Text)
+            }
+        };
+        let mut typed = Vec::with_capacity(compiled.len());
+        for (item, _) in compiled {
+            typed.push(self.coerce(item, Some(&elem))?);
+        }
+        if typed.iter().all(|e| matches!(e, Expr::Literal(_))) {
+            let mut values = Vec::with_capacity(typed.len());
+            for e in typed {
+                let Expr::Literal(v) = e else { unreachable!() };
+                values.push(v.cast_to(&elem)?);
+            }
+            return Ok(Expr::Literal(Array::value(elem, values)));
+        }
+        Ok(Expr::Array(typed, elem))
+    }
+
+    /// The type ARRAY[...] items resolve to, as PostgreSQL's
+    /// select_common_type: numbers widen to the widest, text types to
+    /// text; anything else must agree (42804 at the first that does not).
+    fn common_type(&self, items: &[(Expr, Loc)]) -> SqlResult<Option<SqlType>> {
+        let mut common: Option<SqlType> = None;
+        for (item, loc) in items {
+            let Some(t) = self.type_of(item) else {
+                continue;
+            };
+            common = Some(match common {
+                None => t,
+                Some(c) if numeric_rank(&c).is_some() && numeric_rank(&t).is_some() => {
+                    numeric_result(Some(c), Some(t)).unwrap_or(SqlType::Numeric)
+                }
+                Some(c) if is_string_type(&c) && is_string_type(&t) => {
+                    if c == t {
+                        c
+                    } else {
+                        SqlType::Text
+                    }
+                }
+                Some(c) if c == t => c,
+                Some(c) => {
+                    return Err(SqlError::new(
+                        sqlstate::DATATYPE_MISMATCH,
+                        format!(
+                            "ARRAY types {} and {} cannot be matched",
+                            c.pg_name(),
+                            t.pg_name()
+                        ),
+                    )
+                    .at(*loc))
+                }
+            });
+        }
+        Ok(common)
+    }
+
+    /// `left op ANY (right)` / `left op ALL (right)`. An untyped literal
+    /// or parameter on the right is an array of the left side's type
+    /// (text when that is unknown too), as PostgreSQL resolves it; errors
+    /// point at the operator, as PostgreSQL's do.
+    fn quantified(
+        &mut self,
+        whole: &ast::Expr,
+        left: &ast::Expr,
+        op: &BinaryOperator,
+        right: &ast::Expr,
+        all: bool,
+    ) -> SqlResult<Expr> {
+        let op = match op {
+            BinaryOperator::Eq => BinOp::Eq,
+            BinaryOperator::NotEq => BinOp::NotEq,
+            BinaryOperator::Lt => BinOp::Lt,
+            BinaryOperator::LtEq => BinOp::LtEq,
+            BinaryOperator::Gt => BinOp::Gt,
+            BinaryOperator::GtEq => BinOp::GtEq,
+            _ => return Err(unsupported_expr(whole)),
+        };
+        // sqlparser keeps no span for the operator: it is the first token
+        // after the left operand.
+        let at = left.span().end;
+        let l = self.compile(left)?;
+        let r = self.compile(right)?;
+        let elem = self.type_of(&l).unwrap_or(SqlType::Text);
+        let r = match r {
+            Expr::Unknown(s, loc) => {
+                let ty = SqlType::array_of(elem.clone());
+                let v = Value::parse_text(&ty, &s).map_err(|e| e.at(loc))?;
+                // char(n) compares blank-padded, as `coerce` pads a literal.
+                Expr::Literal(match elem {
+                    SqlType::Char(_) => v.cast_to(&ty).unwrap_or(v),
+                    _ => v,
+                })
+            }
+            Expr::Param(n) => {
+                self.params.note(n, &SqlType::array_of(elem.clone()));
+                Expr::Param(n)
+            }
+            other => other,
+        };
+        let elem = match self.type_of(&r) {
+            Some(SqlType::Array(elem)) => *elem,
+            Some(_) => {
+                return Err(SqlError::new(
+                    sqlstate::WRONG_OBJECT_TYPE,
+                    "op ANY/ALL (array) requires array on right side",
+                )
+                .after(at))
+            }
+            None => elem,
+        };
+        let l = self.coerce(l, Some(&elem))?;
+        if let Some(lt) = self.type_of(&l) {
+            if !comparable(&lt, &elem) {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_FUNCTION,
+                    format!(
+                        "operator does not exist: {} {} {}",
+                        lt.pg_name(),
+                        comparison_symbol(op),
+                        elem.pg_name()
+                    ),
+                )
+                .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+                .after(at));
+            }
+        }
+        Ok(Expr::Quantified {
+            left: Box::new(l),
+            op,
+            array: Box::new(r),
+            all,
         })
     }
 
@@ -499,6 +709,21 @@ impl Compiler<'_> {
         .map_err(|e| e.at(loc))
     }
 
+    /// `||` with an array on one side is array concatenation, and an
+    /// untyped literal or parameter on the other side is an array too.
+    fn concat_operands(&mut self, l: Expr, r: Expr) -> SqlResult<(Expr, Expr)> {
+        let array = |t: Option<SqlType>| t.filter(|t| t.element().is_some());
+        match (array(self.type_of(&l)), array(self.type_of(&r))) {
+            (Some(t), None) if matches!(r, Expr::Unknown(..) | Expr::Param(_)) => {
+                Ok((l, self.coerce(r, Some(&t))?))
+            }
+            (None, Some(t)) if matches!(l, Expr::Unknown(..) | Expr::Param(_)) => {
+                Ok((self.coerce(l, Some(&t))?, r))
+            }
+            _ => Ok((l, r)),
+        }
+    }
+
     /// Give an untyped side (literal or parameter) the type of the other side.
     fn unify(&mut self, l: Expr, r: Expr) -> SqlResult<(Expr, Expr)> {
         let lt = self.type_of(&l);
@@ -539,12 +764,17 @@ impl Compiler<'_> {
             | Expr::IsNull(..)
             | Expr::InList(..)
             | Expr::Between(..)
+            | Expr::Quantified { .. }
             | Expr::Like { .. } => Some(SqlType::Bool),
+            Expr::Array(_, elem) => Some(SqlType::array_of(elem.clone())),
             Expr::Neg(inner) => self.type_of(inner),
             Expr::Binary(op, l, r) => match op {
                 op if op.is_comparison() => Some(SqlType::Bool),
                 BinOp::And | BinOp::Or => Some(SqlType::Bool),
-                BinOp::Concat => Some(SqlType::Text),
+                BinOp::Concat => match (self.type_of(l), self.type_of(r)) {
+                    (Some(t @ SqlType::Array(_)), _) | (_, Some(t @ SqlType::Array(_))) => Some(t),
+                    _ => Some(SqlType::Text),
+                },
                 _ => numeric_result(self.type_of(l), self.type_of(r)),
             },
             Expr::Cast(_, ty) => Some(ty.clone()),
@@ -808,7 +1038,66 @@ pub fn value_type(v: &Value) -> Option<SqlType> {
         Value::Timestamp(_) => SqlType::Timestamp,
         Value::TimestampTz(_) => SqlType::TimestampTz,
         Value::Json(_) => SqlType::Jsonb,
+        Value::Array(a) => SqlType::array_of(a.elem.clone()),
     })
+}
+
+fn is_string_type(t: &SqlType) -> bool {
+    matches!(t, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_))
+}
+
+/// Whether PostgreSQL has a comparison operator between the two types
+/// (numbers with numbers, text types with text types, dates with
+/// timestamps, arrays with arrays of comparable elements, and any type
+/// with itself).
+fn comparable(a: &SqlType, b: &SqlType) -> bool {
+    let datetime =
+        |t: &SqlType| matches!(t, SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz);
+    match (a, b) {
+        (SqlType::Array(x), SqlType::Array(y)) => comparable(x, y),
+        _ => {
+            (numeric_rank(a).is_some() && numeric_rank(b).is_some())
+                || (is_string_type(a) && is_string_type(b))
+                || (datetime(a) && datetime(b))
+                || (matches!(a, SqlType::Json | SqlType::Jsonb)
+                    && matches!(b, SqlType::Json | SqlType::Jsonb))
+                || a == b
+        }
+    }
+}
+
+/// Whether an explicit cast from `from` to `to` exists, as far as arrays
+/// go: between arrays of castable elements, from an array to a text type
+/// and from a text type to an array. Other casts are checked when they run.
+fn castable(from: &SqlType, to: &SqlType) -> bool {
+    match (from, to) {
+        (SqlType::Array(a), SqlType::Array(b)) => castable(a, b),
+        (SqlType::Array(_), other) | (other, SqlType::Array(_)) => is_string_type(other),
+        _ => true,
+    }
+}
+
+fn comparison_symbol(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Eq => "=",
+        BinOp::NotEq => "<>",
+        BinOp::Lt => "<",
+        BinOp::LtEq => "<=",
+        BinOp::Gt => ">",
+        _ => ">=",
+    }
+}
+
+/// Whether a comparison's operator holds for the ordering of its operands.
+fn holds_for(op: BinOp, o: Ordering) -> bool {
+    match op {
+        BinOp::Eq => o == Ordering::Equal,
+        BinOp::NotEq => o != Ordering::Equal,
+        BinOp::Lt => o == Ordering::Less,
+        BinOp::LtEq => o != Ordering::Greater,
+        BinOp::Gt => o == Ordering::Greater,
+        _ => o != Ordering::Less,
+    }
 }
 
 fn numeric_rank(t: &SqlType) -> Option<u8> {
@@ -883,6 +1172,11 @@ impl Expr {
             Expr::InList(a, list, _) => {
                 each(a);
                 list.iter().for_each(each);
+            }
+            Expr::Array(items, _) => items.iter().for_each(each),
+            Expr::Quantified { left, array, .. } => {
+                each(left);
+                each(array);
             }
             Expr::Between(a, b, c, _) => {
                 each(a);
@@ -995,6 +1289,19 @@ impl Expr {
                 }
             }
             Expr::Cast(inner, ty) => cast_explicit(&inner.eval(cx)?, ty)?,
+            Expr::Array(items, elem) => {
+                let mut values = Vec::with_capacity(items.len());
+                for item in items {
+                    values.push(item.eval(cx)?.cast_to(elem)?);
+                }
+                Array::value(elem.clone(), values)
+            }
+            Expr::Quantified {
+                left,
+                op,
+                array,
+                all,
+            } => quantified(left, *op, array, *all, cx)?,
             Expr::Func(f, args) => func(*f, args, cx)?,
             Expr::Case {
                 operand,
@@ -1032,6 +1339,15 @@ impl Expr {
 /// An explicit `::type` cast: like assignment, but char/varchar truncate silently.
 fn cast_explicit(v: &Value, ty: &SqlType) -> SqlResult<Value> {
     match (v, ty) {
+        // An array's elements are cast as explicitly as the array.
+        (Value::Array(a), SqlType::Array(elem)) => {
+            let items = a
+                .items
+                .iter()
+                .map(|item| cast_explicit(item, elem))
+                .collect::<SqlResult<Vec<_>>>()?;
+            Ok(Array::value((**elem).clone(), items))
+        }
         (Value::Text(s), SqlType::Varchar(Some(n))) | (Value::Text(s), SqlType::Char(Some(n))) => {
             let cut: String = s.chars().take(*n as usize).collect();
             Value::Text(cut).cast_to(ty)
@@ -1091,6 +1407,70 @@ fn compare(a: &Value, b: &Value) -> SqlResult<Option<Ordering>> {
     }
 }
 
+/// `left op ANY/ALL (array)` with PostgreSQL's NULL rules: a NULL array
+/// gives NULL; an empty array gives false for ANY and true for ALL (even
+/// against NULL); otherwise a NULL left side or a NULL comparison with
+/// no deciding element gives NULL.
+fn quantified(
+    left: &Expr,
+    op: BinOp,
+    array: &Expr,
+    all: bool,
+    cx: &EvalCtx<'_>,
+) -> SqlResult<Value> {
+    let v = left.eval(cx)?;
+    let parsed;
+    let items = match array.eval(cx)? {
+        Value::Null => return Ok(Value::Null),
+        Value::Array(a) => {
+            parsed = a;
+            &parsed.items
+        }
+        // A parameter the client declared as text: read as an array of the
+        // left side's type.
+        Value::Text(s) => {
+            let elem = value_type(&v).unwrap_or(SqlType::Text);
+            match Value::parse_text(&SqlType::array_of(elem), &s)? {
+                Value::Array(a) => {
+                    parsed = a;
+                    &parsed.items
+                }
+                _ => return Ok(Value::Null),
+            }
+        }
+        other => {
+            return Err(SqlError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!(
+                    "op ANY/ALL (array) requires array on right side, not {}",
+                    value_type(&other).map(|t| t.pg_name()).unwrap_or("unknown")
+                ),
+            ))
+        }
+    };
+    if items.is_empty() {
+        return Ok(Value::Bool(all));
+    }
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let mut saw_null = false;
+    for item in items {
+        match compare(&v, item)? {
+            None => saw_null = true,
+            // ANY is decided by the first element that holds, ALL by the
+            // first that does not.
+            Some(o) if holds_for(op, o) != all => return Ok(Value::Bool(!all)),
+            Some(_) => {}
+        }
+    }
+    Ok(if saw_null {
+        Value::Null
+    } else {
+        Value::Bool(all)
+    })
+}
+
 fn binary(op: BinOp, l: &Expr, r: &Expr, cx: &EvalCtx<'_>) -> SqlResult<Value> {
     match op {
         BinOp::And => {
@@ -1121,18 +1501,14 @@ fn binary(op: BinOp, l: &Expr, r: &Expr, cx: &EvalCtx<'_>) -> SqlResult<Value> {
             let (a, b) = (l.eval(cx)?, r.eval(cx)?);
             Ok(match compare(&a, &b)? {
                 None => Value::Null,
-                Some(o) => Value::Bool(match op {
-                    BinOp::Eq => o == Ordering::Equal,
-                    BinOp::NotEq => o != Ordering::Equal,
-                    BinOp::Lt => o == Ordering::Less,
-                    BinOp::LtEq => o != Ordering::Greater,
-                    BinOp::Gt => o == Ordering::Greater,
-                    _ => o != Ordering::Less,
-                }),
+                Some(o) => Value::Bool(holds_for(op, o)),
             })
         }
         BinOp::Concat => {
             let (a, b) = (l.eval(cx)?, r.eval(cx)?);
+            if let Some(v) = concat_arrays(&a, &b)? {
+                return Ok(v);
+            }
             Ok(match (a.to_text(), b.to_text()) {
                 (Some(a), Some(b)) => Value::Text(a + &b),
                 _ => Value::Null,
@@ -1140,6 +1516,40 @@ fn binary(op: BinOp, l: &Expr, r: &Expr, cx: &EvalCtx<'_>) -> SqlResult<Value> {
         }
         _ => arithmetic(op, l.eval(cx)?, r.eval(cx)?),
     }
+}
+
+/// `||` with an array: PostgreSQL's array_cat (a NULL side leaves the
+/// other), array_append and array_prepend. None when neither side is an
+/// array.
+fn concat_arrays(a: &Value, b: &Value) -> SqlResult<Option<Value>> {
+    Ok(Some(match (a, b) {
+        (Value::Array(x), Value::Array(y)) => {
+            let items = x
+                .items
+                .iter()
+                .cloned()
+                .chain(
+                    y.items
+                        .iter()
+                        .map(|v| v.cast_to(&x.elem))
+                        .collect::<SqlResult<Vec<_>>>()?,
+                )
+                .collect();
+            Array::value(x.elem.clone(), items)
+        }
+        (Value::Array(x), Value::Null) | (Value::Null, Value::Array(x)) => Value::Array(x.clone()),
+        (Value::Array(x), v) => {
+            let mut items = x.items.clone();
+            items.push(v.cast_to(&x.elem)?);
+            Array::value(x.elem.clone(), items)
+        }
+        (v, Value::Array(y)) => {
+            let mut items = vec![v.cast_to(&y.elem)?];
+            items.extend(y.items.iter().cloned());
+            Array::value(y.elem.clone(), items)
+        }
+        _ => return Ok(None),
+    }))
 }
 
 fn arithmetic(op: BinOp, a: Value, b: Value) -> SqlResult<Value> {

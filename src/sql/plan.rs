@@ -50,14 +50,25 @@ pub enum Access {
     Key(Vec<Expr>),
     /// Every column of unique constraint `n` pinned: one claim read, then the row.
     Unique(usize, Vec<Expr>),
-    /// A single-column primary key in an `IN` list of constants: one row
-    /// read per distinct item (an ORM's batch load), a few at a time.
-    KeyList(Vec<Expr>),
-    /// A single-column unique key in an `IN` list of constants: a claim read
-    /// and a row read per distinct item.
-    UniqueList(usize, Vec<Expr>),
+    /// A single-column primary key in an `IN` list of constants or `= ANY`
+    /// of a constant array: one row read per distinct key (an ORM's batch
+    /// load), a few at a time.
+    KeyList(Keys),
+    /// A single-column unique key in such a list: a claim read and a row
+    /// read per distinct key.
+    UniqueList(usize, Keys),
     /// Anything else: a paged scan.
     Scan,
+}
+
+/// The keys of a key list, each evaluated without a row.
+#[derive(Debug, Clone)]
+pub enum Keys {
+    /// `key IN (a, b, $1)`: each item is a key.
+    Each(Vec<Expr>),
+    /// `key = ANY ($1)`, `key = ANY ('{1,2}'::int[])`: each element of
+    /// the array is a key.
+    Elements(Expr),
 }
 
 impl Access {
@@ -1359,18 +1370,21 @@ fn column_name(e: &ast::Expr, _t: Option<&TableDef>) -> String {
         } => match expr.as_ref() {
             ast::Expr::Identifier(_)
             | ast::Expr::CompoundIdentifier(_)
-            | ast::Expr::Function(_) => column_name(expr, _t),
+            | ast::Expr::Function(_)
+            | ast::Expr::Array(_) => column_name(expr, _t),
             _ => cast_type_name(data_type),
         },
         ast::Expr::Nested(inner) => column_name(inner, _t),
+        ast::Expr::Array(_) => "array".into(),
         _ => "?column?".into(),
     }
 }
 
-/// `SELECT 1::int` is named after the type's internal name (int4).
+/// `SELECT 1::int` is named after the type's internal name (int4), and
+/// `SELECT '{1}'::int[]` after its element type's.
 fn cast_type_name(dt: &ast::DataType) -> String {
     match SqlType::from_ast(dt) {
-        Ok(t) => match t {
+        Ok(t) => match t.element().cloned().unwrap_or(t) {
             SqlType::Bool => "bool",
             SqlType::Int2 => "int2",
             SqlType::Int4 => "int4",
@@ -1389,6 +1403,7 @@ fn cast_type_name(dt: &ast::DataType) -> String {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Void => "void",
+            SqlType::Array(_) => "array",
         }
         .into(),
         Err(_) => "?column?".into(),
@@ -1418,10 +1433,12 @@ pub fn compile_defaults(t: &TableDef) -> SqlResult<Vec<Option<Expr>>> {
 }
 
 /// Choose the access path: a pinned primary key, else a pinned unique key,
-/// else a single-column primary or unique key in an `IN` list, else a scan.
+/// else a single-column primary or unique key in an `IN` list or `= ANY`
+/// of an array, else a scan. The filter is kept whole: the access only
+/// narrows which rows are read.
 pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
     let mut pinned: Vec<Option<Expr>> = vec![None; table.columns.len()];
-    let mut listed: Vec<Option<Vec<Expr>>> = vec![None; table.columns.len()];
+    let mut listed: Vec<Option<Keys>> = vec![None; table.columns.len()];
     if let Some(f) = &filter {
         pin(f, &mut pinned, &mut listed);
     }
@@ -1450,10 +1467,10 @@ pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
     }
 }
 
-/// Record `col = constant` conjuncts.
 /// The columns the top-level conjuncts of a filter pin to one constant
-/// (`col = c`), or to a list of constants (`col IN (c1, c2)`).
-fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Vec<Expr>>]) {
+/// (`col = c`), or to a list of constants (`col IN (c1, c2)`, `col = ANY
+/// (array)` of a constant array).
+fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Keys>]) {
     match e {
         Expr::Binary(BinOp::And, l, r) => {
             pin(l, pinned, listed);
@@ -1468,7 +1485,19 @@ fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Vec<Expr>>]) 
         Expr::InList(target, items, false) => {
             if let Expr::Column(i) = target.as_ref() {
                 if items.iter().all(is_constant) {
-                    listed[*i] = Some(items.clone());
+                    listed[*i] = Some(Keys::Each(items.clone()));
+                }
+            }
+        }
+        Expr::Quantified {
+            left,
+            op: BinOp::Eq,
+            array,
+            all: false,
+        } => {
+            if let Expr::Column(i) = left.as_ref() {
+                if is_constant_array(array) {
+                    listed[*i] = Some(Keys::Elements(array.as_ref().clone()));
                 }
             }
         }
@@ -1478,6 +1507,16 @@ fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Vec<Expr>>]) 
 
 fn is_constant(e: &Expr) -> bool {
     matches!(e, Expr::Literal(_) | Expr::Param(_))
+}
+
+/// An array the statement fixes before it reads: a constant, a parameter
+/// (cast or not: `$1::int[]`), or `ARRAY[...]` of constants.
+fn is_constant_array(e: &Expr) -> bool {
+    match e {
+        Expr::Cast(inner, _) => is_constant(inner),
+        Expr::Array(items, _) => items.iter().all(is_constant),
+        other => is_constant(other),
+    }
 }
 
 #[cfg(test)]
@@ -1593,7 +1632,7 @@ mod tests {
     #[test]
     fn in_lists_on_single_column_keys_read_each_key() {
         match access("SELECT * FROM users WHERE id IN (3, 1, $1) AND name <> 'x'") {
-            Access::KeyList(items) => assert_eq!(items.len(), 3),
+            Access::KeyList(Keys::Each(items)) => assert_eq!(items.len(), 3),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
@@ -1605,6 +1644,67 @@ mod tests {
             access("SELECT * FROM users WHERE id IN (1, 2) AND email = 'a'"),
             Access::Unique(0, _)
         ));
+    }
+
+    #[test]
+    fn any_of_an_array_on_single_column_keys_reads_each_key() {
+        for sql in [
+            "SELECT * FROM users WHERE id = ANY($1)",
+            "SELECT * FROM users WHERE id = ANY($1::int[])",
+            "SELECT * FROM users WHERE id = ANY('{1,2}') AND name <> 'x'",
+            "SELECT * FROM users WHERE id = ANY('{1,2}'::bigint[])",
+            "SELECT * FROM users WHERE id = ANY(ARRAY[1, 2])",
+            "SELECT * FROM users WHERE id = ANY(ARRAY[1, $1])",
+            "SELECT * FROM users WHERE id = SOME(ARRAY[1, 2]::int[])",
+            "UPDATE users SET name = 'x' WHERE id = ANY($1)",
+            "DELETE FROM users WHERE id = ANY($1)",
+        ] {
+            assert!(
+                matches!(access(sql), Access::KeyList(Keys::Elements(_))),
+                "{sql}"
+            );
+        }
+        assert!(matches!(
+            access("SELECT * FROM users WHERE email = ANY($1)"),
+            Access::UniqueList(0, Keys::Elements(_))
+        ));
+        // Not a key list: another operator, ALL, a non-key or composite
+        // key column, an array computed from the row.
+        for sql in [
+            "SELECT * FROM users WHERE id <> ANY($1)",
+            "SELECT * FROM users WHERE id = ALL($1)",
+            "SELECT * FROM users WHERE id > ANY($1)",
+            "SELECT * FROM users WHERE name = ANY($1)",
+            "SELECT * FROM m WHERE org = ANY($1)",
+            "SELECT * FROM users WHERE id = ANY(ARRAY[id, 1])",
+            "SELECT * FROM users WHERE id = ANY($1) OR name = 'x'",
+        ] {
+            assert!(matches!(access(sql), Access::Scan), "{sql}");
+        }
+    }
+
+    #[test]
+    fn any_parameters_are_arrays_of_the_left_side() {
+        let t = tables();
+        let mut p = Planner {
+            tables: &t,
+            params: Params::default(),
+        };
+        let stmt = crate::sql::parse(
+            "SELECT name FROM users WHERE id = ANY($1) AND email <> ALL($2) AND $3 = ANY($4)",
+        )
+        .unwrap()
+        .remove(0);
+        p.plan(&stmt).unwrap();
+        assert_eq!(
+            p.params.resolved(),
+            vec![
+                SqlType::array_of(SqlType::Int4),
+                SqlType::array_of(SqlType::Text),
+                SqlType::Text,
+                SqlType::array_of(SqlType::Text),
+            ]
+        );
     }
 
     fn lock(sql: &str) -> SqlResult<Option<RowLock>> {

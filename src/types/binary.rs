@@ -42,6 +42,7 @@ impl Value {
                 }
                 None => return Err(bad_binary()),
             },
+            SqlType::Array(elem) => super::array::decode_binary(elem, bytes)?,
         };
         Ok(v)
     }
@@ -93,6 +94,10 @@ impl Value {
                 out.extend_from_slice(s.as_bytes());
                 Ok(true)
             }
+            Value::Array(a) => {
+                super::array::encode_binary(&a.elem, &a.items, out)?;
+                Ok(true)
+            }
         }
     }
 }
@@ -119,7 +124,7 @@ impl Value {
                 | (Value::Timestamp(_), SqlType::Timestamp)
                 | (Value::TimestampTz(_), SqlType::TimestampTz)
                 | (Value::Json(_), SqlType::Json | SqlType::Jsonb)
-        )
+        ) || matches!((self, ty), (Value::Array(a), SqlType::Array(elem)) if a.elem == **elem)
     }
 }
 

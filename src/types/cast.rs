@@ -22,6 +22,16 @@ impl Value {
         let v = match (self, ty) {
             (V::Null, _) => V::Null,
 
+            // Arrays: element by element.
+            (V::Array(a), T::Array(elem)) => {
+                let items = a
+                    .items
+                    .iter()
+                    .map(|v| v.cast_to(elem))
+                    .collect::<SqlResult<Vec<_>>>()?;
+                super::Array::value((**elem).clone(), items)
+            }
+
             // Into the string types: length coercion, or I/O conversion first.
             (V::Text(s), T::Text | T::Varchar(_) | T::Char(_)) => coerce_string(s, ty)?,
             (V::Text(s), _) => Value::parse_text(ty, s)?,
@@ -124,6 +134,7 @@ impl Value {
             Value::Timestamp(_) => "timestamp without time zone",
             Value::TimestampTz(_) => "timestamp with time zone",
             Value::Json(_) => "json",
+            Value::Array(a) => super::array::array_pg_name(&a.elem),
         }
     }
 }

@@ -29,6 +29,7 @@ impl Value {
                 let b = json::parse(b, true).ok()?;
                 Some(json::compare(&a, &b))
             }
+            (V::Array(a), V::Array(b)) => super::array::compare(&a.items, &b.items),
             _ => None,
         }
     }

@@ -74,6 +74,10 @@ impl Value {
                     out.extend_from_slice(s.as_bytes());
                 }
             },
+            Value::Array(a) => {
+                out.push(key_tag::ARRAY);
+                super::array::key_bytes(&a.items, out);
+            }
         }
     }
 }
@@ -92,6 +96,7 @@ mod key_tag {
     pub const TIMESTAMPTZ: u8 = 10;
     pub const JSONB: u8 = 11;
     pub const JSON_TEXT: u8 = 12;
+    pub const ARRAY: u8 = 13;
 }
 
 fn float_key(f: f64, out: &mut Vec<u8>) {
@@ -185,6 +190,22 @@ fn decode_one(ty: &SqlType, tag: u8, body: &[u8]) -> Option<Value> {
         }
         (key_tag::JSONB | key_tag::JSON_TEXT, SqlType::Json | SqlType::Jsonb) => {
             Value::Json(String::from_utf8(body.to_vec()).ok()?)
+        }
+        (key_tag::ARRAY, SqlType::Array(elem)) => {
+            let mut rest = body;
+            let mut items = Vec::new();
+            while !rest.is_empty() {
+                let (len, tail) = rest.split_first_chunk::<4>()?;
+                let len = u32::from_be_bytes(*len) as usize;
+                if tail.len() < len {
+                    return None;
+                }
+                let (one, tail) = tail.split_at(len);
+                rest = tail;
+                let (&tag, body) = one.split_first()?;
+                items.push(decode_one(elem, tag, body)?);
+            }
+            super::Array::value((**elem).clone(), items)
         }
         _ => return None,
     };
@@ -324,6 +345,14 @@ mod tests {
             (SqlType::TimestampTz, tstz("2024-01-02 03:04:05.5+02")),
             (SqlType::Jsonb, jsonb(r#"{"b": 1, "a": [true, null]}"#)),
             (SqlType::Json, Value::Json(r#"{"a": "\u0000"}"#.into())),
+            (
+                SqlType::array_of(SqlType::Int4),
+                parse(&SqlType::array_of(SqlType::Int4), "{1,NULL,-3}"),
+            ),
+            (
+                SqlType::array_of(SqlType::Text),
+                parse(&SqlType::array_of(SqlType::Text), "{}"),
+            ),
         ];
         for (ty, v) in &cases {
             let bytes = encode_key(&[v]);

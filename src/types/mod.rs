@@ -19,10 +19,13 @@
 //! - `cast`: `Value::cast_to`, assignment casts into a column's type.
 //! - `compare`: `Value::sql_cmp`, SQL ordering across types.
 //! - `key`: `Value::key_bytes`, `encode_key`, `decode_key`, `key_detail`.
+//! - `array`: one-dimensional arrays of the other types: their OIDs and
+//!   names, text and binary formats, order and key bytes.
 //!
 //! Unit tests sit beside the code they test, sharing `test_util` (helpers)
 //! and `pg_cases` (expected outputs and errors from PostgreSQL itself).
 
+mod array;
 mod binary;
 mod bytea;
 mod cast;
@@ -39,6 +42,7 @@ mod sql_type;
 mod test_util;
 mod text;
 
+pub use array::Array;
 pub use key::{decode_key, encode_key, key_detail};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
@@ -73,6 +77,9 @@ pub enum SqlType {
     /// A function result that carries no value (`pg_advisory_lock`):
     /// shown as an empty text, sent as zero bytes. Never a column's type.
     Void,
+    /// A one-dimensional array of the element type, which is never itself
+    /// an array (`SqlType::array_of`).
+    Array(Box<SqlType>),
 }
 
 /// A value in flight or at rest. `Null` is SQL NULL of any type.
@@ -95,6 +102,8 @@ pub enum Value {
     TimestampTz(DateTime<Utc>),
     /// json and jsonb, kept as their text.
     Json(String),
+    /// An array, boxed so that arrays do not make every value larger.
+    Array(Box<Array>),
 }
 
 impl Value {
@@ -112,7 +121,7 @@ const INVALID_BINARY_REPRESENTATION: &str = "22P03";
 const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
 const UNTRANSLATABLE_CHARACTER: &str = "22P05";
 const INVALID_TIME_ZONE_DISPLACEMENT_VALUE: &str = "22009";
-const CANNOT_COERCE: &str = "42846";
+pub(crate) const CANNOT_COERCE: &str = "42846";
 const STATEMENT_TOO_COMPLEX: &str = "54001";
 
 impl Value {

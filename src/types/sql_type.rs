@@ -9,7 +9,7 @@ impl SqlType {
     /// From a sqlparser DataType; unsupported types answer 0A000 with a hint
     /// listing the supported ones.
     pub fn from_ast(dt: &sqlparser::ast::DataType) -> SqlResult<SqlType> {
-        use sqlparser::ast::{DataType as D, TimezoneInfo};
+        use sqlparser::ast::{self, DataType as D, TimezoneInfo};
         let ty = match dt {
             D::SmallInt(None) | D::Int2(None) => SqlType::Int2,
             D::Int(None) | D::Integer(None) | D::Int4(None) => SqlType::Int4,
@@ -44,6 +44,12 @@ impl SqlType {
             D::JSON => SqlType::Json,
             D::JSONB => SqlType::Jsonb,
             D::Custom(name, modifiers) => custom_type(dt, name, modifiers)?,
+            // `int[]`, `int[3]`, `int ARRAY`: the size is ignored, as in
+            // PostgreSQL.
+            D::Array(
+                ast::ArrayElemTypeDef::SquareBracket(elem, _)
+                | ast::ArrayElemTypeDef::Qualified(elem, _),
+            ) => SqlType::array_of(SqlType::from_ast(elem)?),
             _ => return Err(unsupported_type(&dt.to_string())),
         };
         Ok(ty)
@@ -71,6 +77,7 @@ impl SqlType {
             SqlType::Json => Type::JSON,
             SqlType::Jsonb => Type::JSONB,
             SqlType::Void => Type::VOID,
+            SqlType::Array(elem) => super::array::array_pg_type(elem),
         }
     }
 
@@ -95,7 +102,7 @@ impl SqlType {
             Type::TIMESTAMPTZ => SqlType::TimestampTz,
             Type::JSON => SqlType::Json,
             Type::JSONB => SqlType::Jsonb,
-            _ => return None,
+            _ => return super::array::from_array_pg_type(ty),
         };
         Some(t)
     }
@@ -121,6 +128,7 @@ impl SqlType {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Void => "void",
+            SqlType::Array(elem) => super::array::array_pg_name(elem),
         }
     }
 
@@ -129,6 +137,8 @@ impl SqlType {
         match self {
             SqlType::Varchar(Some(n)) => (*n as i32).saturating_add(4),
             SqlType::Char(n) => (n.unwrap_or(1) as i32).saturating_add(4),
+            // An array column's typmod is its element's.
+            SqlType::Array(elem) => elem.type_modifier(),
             _ => -1,
         }
     }
@@ -253,6 +263,15 @@ fn custom_type(
         [schema, one] if schema == "pg_catalog" => one.as_str(),
         _ => return Err(unsupported_type(&dt.to_string())),
     };
+    // PostgreSQL's internal array type names: `_int4` is `int4[]`.
+    if let Some(elem) = base.strip_prefix('_') {
+        let elem = custom_type(
+            dt,
+            &sqlparser::ast::ObjectName::from(vec![sqlparser::ast::Ident::new(elem)]),
+            modifiers,
+        )?;
+        return Ok(SqlType::array_of(elem));
+    }
     let mut mods = Vec::with_capacity(modifiers.len());
     for m in modifiers {
         match m.trim().parse::<i64>() {
@@ -392,7 +411,6 @@ mod tests {
             "time",
             "interval",
             "money",
-            "int[]",
             "xml",
         ] {
             let e = from_ast_err(sql);

@@ -46,6 +46,7 @@ impl Value {
                 let node = json::parse(s, true)?;
                 Ok(Value::Json(json::to_text(&node, false)))
             }
+            SqlType::Array(elem) => super::array::parse(elem, s),
         }
     }
 
@@ -80,6 +81,7 @@ impl Value {
             Value::Timestamp(ts) => timestamp_text(ts, false),
             Value::TimestampTz(ts) => timestamp_text(&ts.naive_utc(), true),
             Value::Json(s) => s.clone(),
+            Value::Array(a) => super::array::text(&a.items),
         };
         Some(s)
     }

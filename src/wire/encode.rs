@@ -28,7 +28,8 @@ fn type_size(ty: &SqlType) -> i16 {
         | SqlType::Char(_)
         | SqlType::Bytea
         | SqlType::Json
-        | SqlType::Jsonb => -1,
+        | SqlType::Jsonb
+        | SqlType::Array(_) => -1,
         SqlType::Void => 4,
     }
 }

@@ -20,6 +20,9 @@
 //!   side's value, NULL for a row only the right side has, where PostgreSQL
 //!   merges both sides; such a join is refused (0A000) rather than answered
 //!   wrong.
+//! - [`any_literal_arrays`]: `x = ANY('{1,2}')` and `x <> ALL('{1,2}')`,
+//!   whose untyped literal PostgreSQL reads as an array of x's type and
+//!   DataFusion cannot read as a list at all, as the IN lists they mean.
 //! - [`catalog_syntax`]: what catalog queries (psql's, drivers') write in
 //!   PostgreSQL's own spelling: `pg_catalog.`-qualified functions,
 //!   `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, and casts to
@@ -51,6 +54,7 @@ pub(crate) fn client_name(field_name: &str) -> &str {
 pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     merged_outer_join_columns(q)?;
     name_outputs(q);
+    any_literal_arrays(q);
     int4_literals(q);
     super::system::skip_empty_selects(q);
     // After the select lists that are never evaluated are gone (psql's
@@ -116,6 +120,66 @@ fn merged_outer_join_columns(q: &Query) -> SqlResult<()> {
         ));
     }
     Ok(())
+}
+
+/// `x = ANY('{1,NULL}')` is `x IN ('1', NULL)` and `x <> ALL('{1,NULL}')`
+/// is `x NOT IN ('1', NULL)`, NULLs included (a miss against a NULL
+/// element is NULL either way); the items are untyped literals, which
+/// DataFusion reads as x's type as it does in `x = '1'`. Against the empty
+/// array ANY is FALSE and ALL is TRUE, whatever x is. A literal that is
+/// not an array is left for the planner to refuse.
+pub(crate) fn any_literal_arrays(q: &mut Query) {
+    struct Lists;
+    impl VisitorMut for Lists {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let (left, right, negated) = match e {
+                Expr::AnyOp {
+                    left,
+                    compare_op: BinaryOperator::Eq,
+                    right,
+                    ..
+                } => (left, right, false),
+                Expr::AllOp {
+                    left,
+                    compare_op: BinaryOperator::NotEq,
+                    right,
+                } => (left, right, true),
+                _ => return ControlFlow::Continue(()),
+            };
+            let Expr::Value(v) = right.as_ref() else {
+                return ControlFlow::Continue(());
+            };
+            let Value::SingleQuotedString(text) = &v.value else {
+                return ControlFlow::Continue(());
+            };
+            let text_array = crate::types::SqlType::array_of(crate::types::SqlType::Text);
+            let Ok(crate::types::Value::Array(array)) =
+                crate::types::Value::parse_text(&text_array, text)
+            else {
+                return ControlFlow::Continue(());
+            };
+            let list: Vec<Expr> = array
+                .items
+                .into_iter()
+                .map(|item| match item {
+                    crate::types::Value::Text(s) => Expr::value(Value::SingleQuotedString(s)),
+                    _ => Expr::value(Value::Null),
+                })
+                .collect();
+            *e = if list.is_empty() {
+                Expr::value(Value::Boolean(negated))
+            } else {
+                Expr::InList {
+                    expr: left.clone(),
+                    list,
+                    negated,
+                }
+            };
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Lists);
 }
 
 /// PostgreSQL's folding of an identifier.

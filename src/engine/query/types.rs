@@ -13,16 +13,17 @@ use std::sync::Arc;
 use chrono::{DateTime, NaiveDate, Utc};
 use datafusion::arrow::array::{
     ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
-    Float64Builder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    Float64Builder, Int16Builder, Int32Builder, Int64Builder, ListArray, StringBuilder,
     TimestampMicrosecondBuilder,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
 use datafusion::common::ScalarValue;
 use rust_decimal::Decimal;
 
 use crate::catalog::TableDef;
 use crate::error::{sqlstate, SqlError, SqlResult};
-use crate::types::{SqlType, Value};
+use crate::types::{Array, SqlType, Value};
 
 /// The fractional digits a numeric keeps inside the engine.
 pub(crate) const NUMERIC_SCALE: i8 = 10;
@@ -58,7 +59,21 @@ pub(crate) fn arrow_type(ty: &SqlType) -> DataType {
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         // No column has it (only advisory lock functions return it).
         SqlType::Void => DataType::Null,
+        SqlType::Array(elem) => DataType::List(list_field(elem)),
     }
+}
+
+/// The element field of an array of `elem`, tagged as a column of `elem`
+/// would be, so an array of varchar or uuid keeps its element type.
+fn list_field(elem: &SqlType) -> FieldRef {
+    tagged(Field::new_list_field(arrow_type(elem), true), elem)
+}
+
+fn tagged(field: Field, ty: &SqlType) -> FieldRef {
+    Arc::new(match type_tag(ty) {
+        Some(tag) => field.with_metadata(HashMap::from([(SQL_TYPE.into(), tag)])),
+        None => field,
+    })
 }
 
 /// The name a text-family type is kept under in field metadata.
@@ -89,16 +104,10 @@ fn from_tag(tag: &str) -> Option<SqlType> {
 
 /// A table's columns as an Arrow schema.
 pub(crate) fn table_schema(t: &TableDef) -> SchemaRef {
-    let fields: Vec<Field> = t
+    let fields: Vec<FieldRef> = t
         .columns
         .iter()
-        .map(|c| {
-            let field = Field::new(c.name.clone(), arrow_type(&c.ty), true);
-            match type_tag(&c.ty) {
-                Some(tag) => field.with_metadata(HashMap::from([(SQL_TYPE.into(), tag)])),
-                None => field,
-            }
-        })
+        .map(|c| tagged(Field::new(c.name.clone(), arrow_type(&c.ty), true), &c.ty))
         .collect();
     Arc::new(Schema::new(fields))
 }
@@ -126,9 +135,17 @@ pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
         DataType::Date32 | DataType::Date64 => SqlType::Date,
         DataType::Timestamp(_, None) => SqlType::Timestamp,
         DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
-        // An array (the catalog's name[] and int2vector columns,
-        // array_agg) is sent as its text form.
-        DataType::List(_) | DataType::LargeList(_) => SqlType::Text,
+        // An array (array_agg, the catalog's name[] and int2vector
+        // columns) is an array of its element's type.
+        DataType::List(elem) | DataType::LargeList(elem) => match sql_type(elem)? {
+            SqlType::Array(_) => {
+                return Err(SqlError::unsupported(
+                    "multidimensional arrays are not supported",
+                    "keyclaim supports one-dimensional arrays",
+                ))
+            }
+            elem => SqlType::array_of(elem),
+        },
         other => {
             return Err(SqlError::unsupported(
                 format!("a result of type {other} is not supported"),
@@ -198,6 +215,38 @@ pub(crate) fn column_array<'a>(
             Value::TimestampTz(t) => t.timestamp_micros()
         ),
         SqlType::Void => Arc::new(datafusion::arrow::array::NullArray::new(n)) as ArrayRef,
+        SqlType::Array(elem) => {
+            // The rows' elements in one child array, each row a slice of it.
+            let mut offsets = Vec::with_capacity(n + 1);
+            let mut present = Vec::with_capacity(n);
+            let mut items: Vec<&Value> = Vec::new();
+            offsets.push(0i32);
+            for v in values {
+                match v {
+                    Value::Null => present.push(false),
+                    Value::Array(a) => {
+                        items.extend(a.items.iter());
+                        present.push(true);
+                    }
+                    other => return Err(bad(ty, other)),
+                }
+                offsets.push(i32::try_from(items.len()).map_err(|_| {
+                    SqlError::new(
+                        sqlstate::PROGRAM_LIMIT_EXCEEDED,
+                        "array size exceeds the maximum allowed",
+                    )
+                })?);
+            }
+            let child = column_array(elem, items.into_iter())?;
+            let list = ListArray::try_new(
+                list_field(elem),
+                OffsetBuffer::new(offsets.into()),
+                child,
+                Some(NullBuffer::from(present)),
+            )
+            .map_err(|e| SqlError::internal(e.to_string()))?;
+            Arc::new(list) as ArrayRef
+        }
     })
 }
 
@@ -283,7 +332,24 @@ pub(crate) fn from_scalar(s: ScalarValue, ty: &SqlType) -> SqlResult<Value> {
         S::TimestampNanosecond(Some(v), tz) => {
             stamp(timestamp(v, TimeUnit::Nanosecond)?, tz.is_some())
         }
-        S::List(list) => Value::Text(array_text(list.value(0).as_ref())?),
+        // An array's elements as values of its element type; one sent as
+        // text (a column whose type is not an array) becomes its text form
+        // in the cast below.
+        S::List(list) => {
+            let elem = match ty {
+                SqlType::Array(elem) => (**elem).clone(),
+                _ => sql_type_of(&list.value_type()).unwrap_or(SqlType::Text),
+            };
+            let items = list.value(0);
+            let values = (0..items.len())
+                .map(|i| {
+                    let s = ScalarValue::try_from_array(&items, i)
+                        .map_err(|e| SqlError::internal(e.to_string()))?;
+                    from_scalar(s, &elem)
+                })
+                .collect::<SqlResult<Vec<_>>>()?;
+            Array::value(elem, values)
+        }
         other => {
             return Err(SqlError::unsupported(
                 format!("a result of type {} is not supported", other.data_type()),
@@ -303,47 +369,6 @@ pub(crate) fn from_scalar(s: ScalarValue, ty: &SqlType) -> SqlResult<Value> {
         return Ok(v);
     }
     v.cast_to(ty)
-}
-
-/// An array's text form, as PostgreSQL prints it: `{a,b,NULL}`, with
-/// elements quoted where they hold a delimiter, a quote, a backslash or
-/// white space, or are empty or the word NULL.
-fn array_text(items: &dyn datafusion::arrow::array::Array) -> SqlResult<String> {
-    let mut out = String::from("{");
-    for i in 0..items.len() {
-        if i > 0 {
-            out.push(',');
-        }
-        let s =
-            ScalarValue::try_from_array(items, i).map_err(|e| SqlError::internal(e.to_string()))?;
-        if s.is_null() {
-            out.push_str("NULL");
-            continue;
-        }
-        let text = match from_scalar(s.clone(), &SqlType::Text)? {
-            Value::Text(t) => t,
-            other => other.to_text().unwrap_or_default(),
-        };
-        let plain = !text.is_empty()
-            && !text.eq_ignore_ascii_case("null")
-            && !text
-                .chars()
-                .any(|c| matches!(c, '{' | '}' | ',' | '"' | '\\') || c.is_whitespace());
-        if plain {
-            out.push_str(&text);
-        } else {
-            out.push('"');
-            for c in text.chars() {
-                if c == '"' || c == '\\' {
-                    out.push('\\');
-                }
-                out.push(c);
-            }
-            out.push('"');
-        }
-    }
-    out.push('}');
-    Ok(out)
 }
 
 fn stamp(t: DateTime<Utc>, zoned: bool) -> Value {

@@ -50,6 +50,8 @@ pub fn cql_type(ty: &SqlType) -> &'static str {
         SqlType::Numeric => "decimal",
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => "text",
         SqlType::Json | SqlType::Jsonb | SqlType::Void => "text",
+        // An array is kept as its text form (`to_cql`).
+        SqlType::Array(_) => "text",
         SqlType::Bytea => "blob",
         SqlType::Uuid => "uuid",
         SqlType::Date => "date",

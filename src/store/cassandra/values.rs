@@ -38,6 +38,8 @@ pub fn to_cql(v: &Value) -> Option<CqlValue> {
         }
         Value::Timestamp(ts) => CqlValue::BigInt(ts.and_utc().timestamp_micros()),
         Value::TimestampTz(ts) => CqlValue::BigInt(ts.timestamp_micros()),
+        // An array is kept as its text form, which reads back exactly.
+        Value::Array(_) => CqlValue::Text(v.to_text().unwrap_or_default()),
     })
 }
 
@@ -83,6 +85,7 @@ pub fn from_cql(ty: &SqlType, v: Option<&CqlValue>) -> StoreResult<Value> {
             CqlValue::Text(s) | CqlValue::Ascii(s),
         ) => Value::Text(s.clone()),
         (SqlType::Json | SqlType::Jsonb, CqlValue::Text(s)) => Value::Json(s.clone()),
+        (SqlType::Array(_), CqlValue::Text(s)) => Value::parse_text(ty, s).map_err(|_| bad())?,
         (SqlType::Bytea, CqlValue::Blob(b)) => Value::Bytea(b.clone()),
         (SqlType::Uuid, CqlValue::Uuid(u)) => Value::Uuid(*u),
         (SqlType::Uuid, CqlValue::Timeuuid(u)) => Value::Uuid((*u).into()),

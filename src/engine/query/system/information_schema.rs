@@ -350,6 +350,8 @@ fn facts(ty: &SqlType) -> TypeFacts {
         }
         SqlType::Date => f.datetime = Some(0),
         SqlType::Timestamp | SqlType::TimestampTz => f.datetime = Some(6),
+        // The element's facts are element_types' business, not the column's.
+        SqlType::Array(_) => f.data_type = "ARRAY",
         _ => {}
     }
     f
