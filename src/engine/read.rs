@@ -13,7 +13,7 @@ use crate::error::SqlResult;
 use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{Access, Keys, Source};
 use crate::store::{RowRecord, Store};
-use crate::types::{encode_key, SqlType, Value};
+use crate::types::{encode_key, Value};
 
 use super::env::SessionEnv;
 
@@ -50,17 +50,11 @@ fn key_of(table: &TableDef, cols: &[usize], values: Vec<Value>) -> Option<Vec<u8
 }
 
 /// The values a key list names: each item's, or each element of the array.
-fn listed_values(keys: &Keys, col: &SqlType, cx: &EvalCtx<'_>) -> SqlResult<Vec<Value>> {
+fn listed_values(keys: &Keys, cx: &EvalCtx<'_>) -> SqlResult<Vec<Value>> {
     match keys {
         Keys::Each(items) => items.iter().map(|e| e.eval(cx)).collect(),
         Keys::Elements(array) => Ok(match array.eval(cx)? {
             Value::Array(a) => a.items,
-            // A parameter the client declared as text: read as the
-            // filter reads it, an array of the column's type.
-            Value::Text(s) => match Value::parse_text(&SqlType::array_of(col.clone()), &s)? {
-                Value::Array(a) => a.items,
-                _ => Vec::new(),
-            },
             // NULL (or anything the filter will refuse): no keys.
             _ => Vec::new(),
         }),
@@ -222,8 +216,7 @@ fn listed(
         params: &params,
         env: env.as_ref(),
     };
-    let col = &src.table.columns[cols[0]].ty;
-    let keys: BTreeSet<Vec<u8>> = match listed_values(items, col, &cx) {
+    let keys: BTreeSet<Vec<u8>> = match listed_values(items, &cx) {
         Ok(values) => values
             .into_iter()
             .filter_map(|v| key_of(&src.table, cols, vec![v]))

@@ -1419,25 +1419,11 @@ fn quantified(
     cx: &EvalCtx<'_>,
 ) -> SqlResult<Value> {
     let v = left.eval(cx)?;
-    let parsed;
     let items = match array.eval(cx)? {
         Value::Null => return Ok(Value::Null),
-        Value::Array(a) => {
-            parsed = a;
-            &parsed.items
-        }
-        // A parameter the client declared as text: read as an array of the
-        // left side's type.
-        Value::Text(s) => {
-            let elem = value_type(&v).unwrap_or(SqlType::Text);
-            match Value::parse_text(&SqlType::array_of(elem), &s)? {
-                Value::Array(a) => {
-                    parsed = a;
-                    &parsed.items
-                }
-                _ => return Ok(Value::Null),
-            }
-        }
+        Value::Array(a) => a.items,
+        // Compiling refuses what is no array; this is the same refusal
+        // should a value slip past it.
         other => {
             return Err(SqlError::new(
                 sqlstate::WRONG_OBJECT_TYPE,
@@ -1455,7 +1441,7 @@ fn quantified(
         return Ok(Value::Null);
     }
     let mut saw_null = false;
-    for item in items {
+    for item in &items {
         match compare(&v, item)? {
             None => saw_null = true,
             // ANY is decided by the first element that holds, ALL by the

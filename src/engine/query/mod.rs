@@ -371,7 +371,7 @@ impl QueryEngine {
         let mut found = logical
             .get_parameter_types()
             .map_err(|e| errors::to_sql_error(e, Some(src)))?;
-        for (id, ty) in cast_parameters(&logical) {
+        for (id, ty) in implied_parameters(&logical) {
             let known = found.entry(id).or_insert(None);
             if known.is_none() {
                 *known = Some(ty);
@@ -529,20 +529,44 @@ impl QueryEngine {
     }
 }
 
-/// The types parameters are cast to where nothing else types them
-/// (`generate_series(1, $1::integer)`): PostgreSQL gives such a
-/// parameter its cast's type, DataFusion none.
-fn cast_parameters(plan: &LogicalPlan) -> Vec<(String, DataType)> {
+/// The types of parameters DataFusion leaves untyped where PostgreSQL
+/// does not: one under a cast takes the cast's type
+/// (`generate_series(1, $1::integer)`), and in `x = ANY($n)` (or
+/// `x <> ALL($n)`), planned as `array_has($n, x)`, `$n` is an array of x's
+/// type, so a client learns to send an array.
+fn implied_parameters(plan: &LogicalPlan) -> Vec<(String, DataType)> {
     use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
-    use datafusion::logical_expr::{expr::Placeholder, Cast, Expr};
+    use datafusion::logical_expr::{expr::Placeholder, Cast, Expr, ExprSchemable};
     let mut out = Vec::new();
     let _ = plan.apply_with_subqueries(|node| {
+        let inputs = node.inputs();
         node.apply_expressions(|e| {
             e.apply(|e| {
-                if let Expr::Cast(Cast { expr, field }) = e {
-                    if let Expr::Placeholder(Placeholder { id, .. }) = expr.as_ref() {
-                        out.push((id.clone(), field.data_type().clone()));
+                match e {
+                    Expr::Cast(Cast { expr, field }) => {
+                        if let Expr::Placeholder(Placeholder { id, .. }) = expr.as_ref() {
+                            out.push((id.clone(), field.data_type().clone()));
+                        }
                     }
+                    Expr::ScalarFunction(f) if f.name() == "array_has" => {
+                        if let [Expr::Placeholder(Placeholder { id, .. }), needle] =
+                            f.args.as_slice()
+                        {
+                            // The needle's type against the node's input (its
+                            // own schema where it has none).
+                            let elem = inputs
+                                .iter()
+                                .map(|i| i.schema())
+                                .chain(inputs.is_empty().then(|| node.schema()))
+                                .find_map(|schema| needle.get_type(schema.as_ref()).ok());
+                            if let Some(elem) = elem {
+                                let list =
+                                    datafusion::arrow::datatypes::Field::new_list_field(elem, true);
+                                out.push((id.clone(), DataType::List(Arc::new(list))));
+                            }
+                        }
+                    }
+                    _ => {}
                 }
                 Ok(TreeNodeRecursion::Continue)
             })

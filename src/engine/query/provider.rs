@@ -66,8 +66,9 @@ impl Table {
         self.def.column_index(&c.name)
     }
 
-    /// `col = constant` or `col IN (constants)` on a key column, as the
-    /// fast path's filter expression.
+    /// `col = constant` or `col IN (constants)` on a key column (which is
+    /// also what `col = ANY (array)` becomes), as the fast path's filter
+    /// expression.
     fn key_filter(&self, e: &DfExpr) -> Option<Expr> {
         let constant = |e: &DfExpr, col: usize| match e {
             DfExpr::Literal(s, _) => {
@@ -93,6 +94,24 @@ impl Table {
                     Box::new(constant(other, i)?),
                 ))
             }
+            // DataFusion writes a short IN list, and `col = ANY($1)` of a
+            // short array once bound, as equalities joined by OR.
+            DfExpr::BinaryExpr(BinaryExpr {
+                op: Operator::Or, ..
+            }) => {
+                let mut equalities = Vec::new();
+                ored_equalities(e, &mut equalities)?;
+                let (first, _) = equalities.first()?;
+                if equalities.iter().any(|(c, _)| c != first) {
+                    return None;
+                }
+                let i = self.column_of(first).filter(|&i| self.is_key_column(i))?;
+                let items = equalities
+                    .iter()
+                    .map(|(_, e)| constant(e, i))
+                    .collect::<Option<Vec<_>>>()?;
+                Some(Expr::InList(Box::new(Expr::Column(i)), items, false))
+            }
             DfExpr::InList(list) if !list.negated => {
                 let DfExpr::Column(col) = list.expr.as_ref() else {
                     return None;
@@ -107,6 +126,33 @@ impl Table {
             }
             _ => None,
         }
+    }
+}
+
+/// The `column = expression` terms of `a = 1 OR a = 2 OR ...`; None when
+/// some term is not one.
+fn ored_equalities<'e>(e: &'e DfExpr, out: &mut Vec<(&'e DfColumn, &'e DfExpr)>) -> Option<()> {
+    match e {
+        DfExpr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Or,
+            right,
+        }) => {
+            ored_equalities(left, out)?;
+            ored_equalities(right, out)
+        }
+        DfExpr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Eq,
+            right,
+        }) => match (left.as_ref(), right.as_ref()) {
+            (DfExpr::Column(c), other) | (other, DfExpr::Column(c)) => {
+                out.push((c, other));
+                Some(())
+            }
+            _ => None,
+        },
+        _ => None,
     }
 }
 
