@@ -580,7 +580,10 @@ impl ScalarUDFImpl for SnapshotFn {
             .iter()
             .all(|a| matches!(a, ColumnarValue::Scalar(_)));
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
-        let count = if scalar { 1 } else { rows.max(1) };
+        // No rows, no calls: a batch of none (psql's `\d` asks for column
+        // defaults through a subquery that may find none) has nothing to
+        // read its arguments from.
+        let count = if scalar { 1 } else { rows };
         let mut out = Vec::with_capacity(count);
         for r in 0..count {
             let row = arrays
