@@ -72,8 +72,10 @@ SELECT a.id FROM accounts a WHERE a.id = ANY(ARRAY[3,4]) AND EXISTS (SELECT 1 FR
 SELECT array_agg(id ORDER BY id) AS ids, array_agg(name ORDER BY id) AS names FROM accounts;
 SELECT x.a FROM (SELECT ARRAY[1,2] AS a) x;
 -- Array columns.
-CREATE TABLE posts (id bigint PRIMARY KEY, tags text[], scores int[] DEFAULT '{}');
+CREATE TABLE posts (id bigint PRIMARY KEY, tags text[], scores int[]);
 INSERT INTO posts VALUES (1, '{a,b}', '{1,2}'), (2, ARRAY['b c', NULL], ARRAY[3]), (3, NULL, DEFAULT), (4, '{}', NULL);
+\d posts
+SELECT column_name, data_type, udt_name FROM information_schema.columns WHERE table_name = 'posts' ORDER BY ordinal_position;
 SELECT id, tags, scores FROM posts ORDER BY id;
 SELECT id FROM posts WHERE 'b' = ANY(tags) ORDER BY id;
 SELECT id FROM posts WHERE tags = '{a,b}';
@@ -85,4 +87,7 @@ SELECT id, tags || 'x' AS joined FROM posts WHERE id = 1;
 SELECT id, tags || '{y}' AS cat, tags || 'z'::text AS appended, 'w'::text || tags AS prepended FROM posts ORDER BY id;
 SELECT ARRAY[1,2] || 3, 0 || ARRAY[1], ARRAY[1] || ARRAY[2,3], ARRAY[1] || NULL;
 DROP TABLE posts;
+CREATE TABLE defaults (id int PRIMARY KEY, s int[] DEFAULT '{}', t text[] DEFAULT ARRAY['x']);
+INSERT INTO defaults (id) VALUES (1) RETURNING s, t;
+DROP TABLE defaults;
 DROP TABLE accounts;
