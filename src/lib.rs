@@ -68,7 +68,8 @@
 //! - [`types`]: SQL types and values, one file per concern: `sql_type`
 //!   (DDL types, OIDs, typmods), `text` (input and output functions) with
 //!   `float`, `numeric`, `bytea`, `datetime` and `json` for their families,
-//!   `binary` (wire format), `cast`, `compare` and `key` (key bytes).
+//!   `binary` (wire format), `cast`, `compare`, `key` (key bytes) and
+//!   `array` (one-dimensional arrays: OIDs, text and binary formats).
 //! - [`error`]: the error type every failure becomes, with its SQLSTATE.
 //! - [`config`]: the TOML config with `KEYCLAIM_*` env overrides.
 #![deny(clippy::print_stdout)]
