@@ -126,6 +126,23 @@ async fn any_binds_binary_array_parameters() {
         .map(|r| r.get(0))
         .collect();
     assert_eq!(got, [2, 3]);
+
+    // Django's bulk_create on psycopg 3: one array parameter per column,
+    // unnested by the query engine into the rows to insert.
+    let bulk = c
+        .prepare(
+            "INSERT INTO users (id, name) SELECT * FROM UNNEST($1::integer[], $2::text[]) RETURNING id",
+        )
+        .await
+        .unwrap();
+    assert_eq!(bulk.params(), &[Type::INT4_ARRAY, Type::TEXT_ARRAY]);
+    let inserted = c
+        .query(&bulk, &[&vec![7i32, 8], &vec!["gus", "hal"]])
+        .await
+        .unwrap();
+    assert_eq!(inserted.len(), 2);
+    let sql = "SELECT id FROM users WHERE name = ANY($1) ORDER BY id";
+    assert_eq!(ids(&c, sql, &vec!["gus", "hal"]).await, [7, 8]);
 }
 
 #[tokio::test]
