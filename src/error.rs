@@ -26,6 +26,7 @@ pub mod sqlstate {
     pub const UNDEFINED_PARAMETER: &str = "42P02";
     pub const INDETERMINATE_DATATYPE: &str = "42P18";
     pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const FOREIGN_KEY_VIOLATION: &str = "23503";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
     pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";

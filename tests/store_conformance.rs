@@ -45,6 +45,8 @@ fn table() -> TableDef {
         cql_table: None,
         sequence: None,
         indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     }
 }
 
@@ -318,6 +320,8 @@ async fn composite_key(store: &dyn Store) {
         cql_table: None,
         sequence: None,
         indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     };
     store.create_table(&t).await.unwrap();
     let row = |b: i64, a: &str, v: &str| RowRecord {

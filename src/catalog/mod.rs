@@ -2,6 +2,7 @@
 //! proxy sharing a store sees the same schema; this process caches them.
 
 pub mod entry;
+pub mod foreign_key;
 pub mod naming;
 pub mod sequence;
 
@@ -18,6 +19,7 @@ use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::store::{CatalogRecord, RowRecord, Store, StoreError, TxnId, TxnStatus};
 use crate::types::{SqlType, Value};
 pub use entry::{DefIntent, Entry};
+pub use foreign_key::{ForeignKeyDef, Inbound, RefAction};
 pub use sequence::{Identity, SequenceDef};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,6 +80,12 @@ pub struct TableDef {
     /// Its non-unique indexes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub indexes: Vec<IndexDef>,
+    /// Its FOREIGN KEY constraints (`catalog::foreign_key`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    /// The foreign keys of other tables (or its own) that may point here.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub referenced_by: Vec<Inbound>,
 }
 
 impl TableDef {
@@ -104,12 +112,15 @@ impl TableDef {
 
     /// Every constraint name in use on this table (for collision-free naming).
     pub fn constraint_names(&self) -> impl Iterator<Item = &str> {
-        std::iter::once(self.pkey_name.as_str()).chain(self.uniques.iter().map(|u| u.name.as_str()))
+        std::iter::once(self.pkey_name.as_str())
+            .chain(self.uniques.iter().map(|u| u.name.as_str()))
+            .chain(self.foreign_keys.iter().map(|f| f.name.as_str()))
     }
 
     /// The names of every index it has: its keys' and its plain indexes'.
     pub fn index_names(&self) -> impl Iterator<Item = &str> {
-        self.constraint_names()
+        std::iter::once(self.pkey_name.as_str())
+            .chain(self.uniques.iter().map(|u| u.name.as_str()))
             .chain(self.indexes.iter().map(|i| i.name.as_str()))
     }
 }
@@ -379,6 +390,18 @@ impl Catalog {
                 _ => continue,
             }
         }
+    }
+
+    /// As [`lookup`](Self::lookup), read from the store rather than the
+    /// cache: for what must not act on a definition another proxy has
+    /// replaced since (the tables referencing a key that goes).
+    pub async fn lookup_fresh(
+        &self,
+        name: &str,
+        own: Option<TxnId>,
+    ) -> SqlResult<Option<Arc<TableDef>>> {
+        self.cache.remove(name);
+        self.lookup(name, own).await
     }
 
     /// Whether transaction `txn` committed; None while undecided.

@@ -77,6 +77,16 @@ pub fn unique_name<'a>(
     choose(table, columns, "key", &taken)
 }
 
+/// A FOREIGN KEY without a name: `<table>_<cols>_fkey`.
+pub fn foreign_key_name<'a>(
+    table: &str,
+    columns: &[&str],
+    taken: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let taken: Vec<&str> = taken.into_iter().collect();
+    choose(table, columns, "fkey", &taken)
+}
+
 /// CREATE UNIQUE INDEX without a name: `<table>_<cols>_idx`.
 pub fn index_name<'a>(
     table: &str,

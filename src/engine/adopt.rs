@@ -83,6 +83,8 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
         cql_table: Some(entry.cql_table.clone()),
         sequence: None,
         indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     };
     // Another proxy adopting at the same moment wins; use its entry.
     ddl.catalog

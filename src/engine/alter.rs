@@ -10,11 +10,13 @@ use std::time::{Duration, Instant};
 use tracing::info;
 
 use super::ddl::{self, command, notice, write_error, Ddl};
+use super::foreign_keys;
 use super::Executed;
-use crate::catalog::{naming, storage_id, store_error, TableDef, UniqueDef};
+use crate::catalog::{naming, storage_id, store_error, Inbound, TableDef, UniqueDef};
 use crate::claims::{self, RowWrite};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::alter::{AlterOp, AlterTable};
+use crate::sql::ddl::DeclaredForeignKey;
 use crate::types::Value;
 
 pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable) -> SqlResult<Executed> {
@@ -41,6 +43,7 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable) -> SqlResult<Executed
             nulls_not_distinct,
         }] => add_unique(ddl, &table, given.as_deref(), columns, *nulls_not_distinct).await,
         [AlterOp::NotNull { column, set: true }] => set_not_null(ddl, &table, column).await,
+        [AlterOp::AddForeignKey(d)] => add_foreign_key(ddl, &table, d).await,
         ops => change_definition(ddl, &table, ops).await,
     }
 }
@@ -115,8 +118,14 @@ async fn change_definition(
                             "keyclaim keys every row by its primary key; create a new table with the key you want and copy the rows",
                         ));
                     }
+                    let fk = next.foreign_keys.iter().position(|f| &f.name == name);
                     match next.uniques.iter().position(|u| &u.name == name && !u.is_index) {
                         Some(i) => dropped.push(next.uniques.remove(i)),
+                        // The referenced table's pointer stays, a hint
+                        // that now leads nowhere (`catalog::foreign_key`).
+                        None if fk.is_some() => {
+                            next.foreign_keys.remove(fk.expect("found"));
+                        }
                         None if *if_exists => notices.push(notice(
                             "00000",
                             format!(
@@ -135,9 +144,9 @@ async fn change_definition(
                         }
                     }
                 }
-                AlterOp::AddUnique { .. } | AlterOp::NotNull { set: true, .. } => {
-                    unreachable!("planned to run alone")
-                }
+                AlterOp::AddUnique { .. }
+                | AlterOp::NotNull { set: true, .. }
+                | AlterOp::AddForeignKey(_) => unreachable!("planned to run alone"),
             }
         }
         Ok(Some(next))
@@ -187,6 +196,72 @@ async fn add_unique(
     };
     ddl::add_unique(ddl, &table.name, unique).await?;
     Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// ADD [CONSTRAINT name] FOREIGN KEY: the referenced table points back at
+/// it, it is published (so writers keep it), and once every proxy keeps it
+/// every row is checked; a reference whose key is missing takes the
+/// constraint back and answers PostgreSQL's 23503.
+async fn add_foreign_key(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    declared: &DeclaredForeignKey,
+) -> SqlResult<Executed> {
+    let what = "ALTER TABLE ... ADD FOREIGN KEY";
+    ddl::only_on_a_table_of_this_block(ddl, &table.name, what).await?;
+    let taken: Vec<String> = table.constraint_names().map(str::to_owned).collect();
+    if let Some(name) = declared.name.as_ref().filter(|n| taken.contains(n)) {
+        return Err(ddl::constraint_exists(name, &table.name));
+    }
+    let parent = match ddl.lookup(&declared.ref_table).await? {
+        Some(p) => p,
+        None => return Err(SqlError::undefined_table(&declared.ref_table)),
+    };
+    let fk = foreign_keys::define(table, declared, &parent, &taken)?;
+    let inbound = Inbound {
+        table: table.name.clone(),
+        constraint: fk.name.clone(),
+    };
+    let self_reference = fk.ref_table == table.name;
+    if !self_reference {
+        ddl.point_back(&fk.ref_table, &inbound).await?;
+    }
+    let change = |add: bool| {
+        let (fk, inbound) = (&fk, &inbound);
+        move |current: Option<&Arc<TableDef>>| -> SqlResult<Option<TableDef>> {
+            let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
+            next.foreign_keys.retain(|f| f.name != fk.name);
+            if add {
+                next.foreign_keys.push(fk.clone());
+                if self_reference && !next.referenced_by.contains(inbound) {
+                    next.referenced_by.push(inbound.clone());
+                }
+            }
+            Ok(Some(next))
+        }
+    };
+    let published = ddl
+        .change(&table.name, change(true))
+        .await?
+        .expect("a table the change keeps");
+    let checked = match ddl.everyone_knows().await {
+        Ok(()) => {
+            let parent = if self_reference { published.clone() } else { parent };
+            foreign_keys::unreferenced(ddl, &published, &fk, &parent).await
+        }
+        Err(e) => Err(e),
+    };
+    match checked {
+        Ok(None) => Ok(command("ALTER TABLE", Vec::new())),
+        Ok(Some(key)) => {
+            ddl.change(&table.name, change(false)).await?;
+            Err(foreign_keys::not_present(&published, &fk, &key))
+        }
+        Err(e) => {
+            ddl.change(&table.name, change(false)).await?;
+            Err(e)
+        }
+    }
 }
 
 /// SET NOT NULL: publish it (so writers check it), then read every row; a

@@ -16,13 +16,15 @@ use tracing::{info, warn};
 use super::{Executed, Notice, Outcome};
 use crate::catalog::entry::{garbage, Garbage};
 use crate::catalog::{
-    naming, storage_id, store_error, Catalog, DefIntent, Entry, SequenceDef, TableDef, UniqueDef,
+    naming, storage_id, store_error, Catalog, DefIntent, Entry, Inbound, SequenceDef, TableDef,
+    UniqueDef,
 };
 use crate::claims::intents::{abort_if_gone, decision, Decision, Peers, Wait};
 use crate::claims::{self, ClaimConfig, ClaimStats, RowWrite, WriteError};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::ddl::{
     nextval_default, with_storage_ids, CreateIndex, CreateSequence, CreateTable,
+    DeclaredForeignKey,
 };
 use crate::store::{Store, TxnId, TxnStatus};
 use crate::txn::{CatalogChange, OpenTxn, Tail};
@@ -60,6 +62,8 @@ static NO_TABLE: TableDef = TableDef {
     cql_table: None,
     sequence: None,
     indexes: Vec::new(),
+    foreign_keys: Vec::new(),
+    referenced_by: Vec::new(),
 };
 
 pub(super) fn command(tag: &str, notices: Vec<Notice>) -> Executed {
@@ -148,23 +152,10 @@ impl Ddl<'_> {
                 Some((v, e)) => (Some(v), e),
                 None => (None, Entry::default()),
             };
-            if let (Some(version), Some(intent)) = (version, entry.foreign_intent(self.own())) {
-                let w = self.waiter(&NO_TABLE);
-                let committed = match decision(&w, intent.txn).await.map_err(write_error)? {
-                    Decision::Committed => Some(true),
-                    Decision::Aborted => Some(false),
-                    Decision::Undecided => abort_if_gone(&w, intent.txn)
-                        .await
-                        .map_err(write_error)?
-                        .map(|s| s == TxnStatus::Committed),
-                };
-                match committed {
-                    Some(committed) => {
-                        self.fold(name, version, &entry, committed, &[]).await?;
-                    }
-                    None => wait.once(&w, &intent.txn).await.map_err(write_error)?,
+            if let Some(version) = version {
+                if self.settle_foreign(name, version, &entry, &mut wait).await? {
+                    continue;
                 }
-                continue;
             }
             let next = change(entry.visible(self.own(), false).as_ref())?.map(Arc::new);
             let written = match self.open {
@@ -186,6 +177,109 @@ impl Ddl<'_> {
                     });
                 }
                 return Ok(next);
+            }
+        }
+    }
+
+    /// Another transaction's pending change on the entry: folded once it
+    /// is decided, else waited for once. False when there is none.
+    async fn settle_foreign(
+        &self,
+        name: &str,
+        version: uuid::Uuid,
+        entry: &Entry,
+        wait: &mut Wait,
+    ) -> SqlResult<bool> {
+        let Some(intent) = entry.foreign_intent(self.own()) else {
+            return Ok(false);
+        };
+        let w = self.waiter(&NO_TABLE);
+        let committed = match decision(&w, intent.txn).await.map_err(write_error)? {
+            Decision::Committed => Some(true),
+            Decision::Aborted => Some(false),
+            Decision::Undecided => abort_if_gone(&w, intent.txn)
+                .await
+                .map_err(write_error)?
+                .map(|s| s == TxnStatus::Committed),
+        };
+        match committed {
+            Some(committed) => {
+                self.fold(name, version, entry, committed, &[]).await?;
+            }
+            None => wait.once(&w, &intent.txn).await.map_err(write_error)?,
+        }
+        Ok(true)
+    }
+
+    /// Point table `name` back at a foreign key that references it
+    /// (`catalog::foreign_key`). A pointer is a hint that costs nothing
+    /// when stale, so it goes on the committed definition at once, outside
+    /// any block, and every proxy must know it before the foreign key can
+    /// hold a row: a write elsewhere that removes a referenced key looks
+    /// for referencing rows only where the pointers say. In a transaction
+    /// its COMMIT waits for that; outside one the caller waits
+    /// ([`Ddl::everyone_knows`]) before relying on the constraint. The
+    /// block's own pending definition of the table gets the pointer too.
+    pub(super) async fn point_back(&self, name: &str, inbound: &Inbound) -> SqlResult<()> {
+        let mut wait = Wait::default();
+        loop {
+            let Some((version, entry)) = self.catalog.entry(name).await? else {
+                return Err(SqlError::undefined_table(name));
+            };
+            if self.settle_foreign(name, version, &entry, &mut wait).await? {
+                continue;
+            }
+            let with = |d: &Arc<TableDef>| -> Option<Arc<TableDef>> {
+                if d.referenced_by.contains(inbound) {
+                    return None;
+                }
+                let mut d = TableDef::clone(d);
+                d.referenced_by.push(inbound.clone());
+                Some(Arc::new(d))
+            };
+            let committed = entry.committed.as_ref().and_then(with);
+            let pending = entry
+                .intent
+                .as_ref()
+                .and_then(|i| i.def.as_ref())
+                .and_then(with);
+            if committed.is_none() && pending.is_none() {
+                return Ok(());
+            }
+            let next = Entry {
+                committed: committed.clone().or_else(|| entry.committed.clone()),
+                intent: entry.intent.as_ref().map(|i| DefIntent {
+                    txn: i.txn,
+                    def: pending.clone().or_else(|| i.def.clone()),
+                }),
+            };
+            if !self.catalog.write(name, Some(version), Some(&next)).await? {
+                continue;
+            }
+            if let (Some(open), Some(after)) = (self.open, pending) {
+                open.push_catalog(CatalogChange {
+                    name: name.to_owned(),
+                    before: entry.intent.clone(),
+                    after: Some(after),
+                });
+            }
+            if let (Some(open), Some(_)) = (self.open, committed) {
+                open.announce_before_commit();
+            }
+            return Ok(());
+        }
+    }
+
+    /// Table `name` as this transaction sees it once no other
+    /// transaction's change of it is pending (waiting for one that is).
+    pub(super) async fn settled(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+        let mut wait = Wait::default();
+        loop {
+            let Some((version, entry)) = self.catalog.entry(name).await? else {
+                return Ok(None);
+            };
+            if !self.settle_foreign(name, version, &entry, &mut wait).await? {
+                return Ok(entry.visible(self.own(), false));
             }
         }
     }
@@ -345,6 +439,7 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
             def.columns[o.column].default = Some(nextval_default(&seq_name));
             owned.push(sequence_relation(&seq_name, &o.def));
         }
+        define_foreign_keys(ddl, &mut def, &plan.foreign_keys).await?;
         // The table's storage exists before the catalog makes it visible.
         ddl.store.create_table(&def).await.map_err(store_error)?;
         let created = ddl
@@ -355,6 +450,11 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
             .await;
         let created = match created {
             Ok(_) => create_all(ddl, &owned).await,
+            Err(e) => Err(e),
+        };
+        // The tables it references point back at it.
+        let created = match created {
+            Ok(()) => point_back_all(ddl, &def).await,
             Err(e) => Err(e),
         };
         match created {
@@ -383,6 +483,58 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
         ));
     }
     Err(exists(&name))
+}
+
+/// Give `def` (a table being created) the foreign keys `declared`,
+/// resolved against the tables they reference (itself included).
+async fn define_foreign_keys(
+    ddl: &Ddl<'_>,
+    def: &mut TableDef,
+    declared: &[DeclaredForeignKey],
+) -> SqlResult<()> {
+    for d in declared {
+        let parent = if d.ref_table == def.name {
+            Arc::new(def.clone())
+        } else {
+            ddl.lookup(&d.ref_table)
+                .await?
+                .ok_or_else(|| SqlError::undefined_table(&d.ref_table))?
+        };
+        let taken: Vec<String> = def.constraint_names().map(str::to_owned).collect();
+        if let Some(name) = d.name.as_ref().filter(|n| taken.contains(n)) {
+            return Err(constraint_exists(name, &def.name));
+        }
+        let fk = super::foreign_keys::define(def, d, &parent, &taken)?;
+        if fk.ref_table == def.name {
+            def.referenced_by.push(Inbound {
+                table: def.name.clone(),
+                constraint: fk.name.clone(),
+            });
+        }
+        def.foreign_keys.push(fk);
+    }
+    Ok(())
+}
+
+/// 42710: a constraint name the table uses already.
+pub(super) fn constraint_exists(name: &str, table: &str) -> SqlError {
+    SqlError::new(
+        "42710",
+        format!("constraint \"{name}\" for relation \"{table}\" already exists"),
+    )
+}
+
+/// Point each table `def`'s foreign keys reference (other than itself)
+/// back at them.
+async fn point_back_all(ddl: &Ddl<'_>, def: &TableDef) -> SqlResult<()> {
+    for fk in def.foreign_keys.iter().filter(|f| f.ref_table != def.name) {
+        let inbound = Inbound {
+            table: def.name.clone(),
+            constraint: fk.name.clone(),
+        };
+        ddl.point_back(&fk.ref_table, &inbound).await?;
+    }
+    Ok(())
 }
 
 /// Sequence relation `name` for `def`, with a fresh counter.
@@ -504,17 +656,52 @@ pub async fn drop_sequence(
 
 /// Drop relation `name` from the catalog; outside a block its storage (or
 /// counter) goes at once, in a block once the transaction commits.
-async fn drop_relation(ddl: &Ddl<'_>, name: &str) -> SqlResult<()> {
+/// Drop relation `name`; the definition dropped.
+async fn drop_relation(ddl: &Ddl<'_>, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
     let mut dropped = None;
     ddl.change(name, |current| {
         dropped = current.cloned();
         Ok(None)
     })
     .await?;
-    if let (Some(def), None) = (dropped, ddl.open) {
-        ddl.remove(garbage([&def], &[])).await;
+    if let (Some(def), None) = (&dropped, ddl.open) {
+        ddl.remove(garbage([def], &[])).await;
     }
-    Ok(())
+    Ok(dropped)
+}
+
+/// 2BP01 when a foreign key of a table that stays references `table`.
+async fn still_referenced(ddl: &Ddl<'_>, table: &TableDef, dropping: &[String]) -> SqlResult<()> {
+    let mut dependents = Vec::new();
+    for inbound in &table.referenced_by {
+        if dropping.contains(&inbound.table) || inbound.table == table.name {
+            continue;
+        }
+        let Some(child) = ddl.settled(&inbound.table).await? else {
+            continue;
+        };
+        if child
+            .foreign_key(&inbound.constraint)
+            .is_some_and(|fk| fk.ref_table == table.name)
+        {
+            dependents.push(format!(
+                "constraint {} on table {} depends on table {}",
+                inbound.constraint, child.name, table.name
+            ));
+        }
+    }
+    if dependents.is_empty() {
+        return Ok(());
+    }
+    Err(SqlError::new(
+        "2BP01",
+        format!(
+            "cannot drop table {} because other objects depend on it",
+            table.name
+        ),
+    )
+    .with_detail(dependents.join("\n"))
+    .with_hint("Use DROP ... CASCADE to drop the dependent objects too."))
 }
 
 /// 42809: DROP TABLE of a sequence, DROP SEQUENCE of a table.
@@ -546,7 +733,14 @@ pub async fn drop_table(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> Sql
         })
         .collect();
     for def in &dropping {
-        drop_relation(ddl, &def.name).await?;
+        let dropped = drop_relation(ddl, &def.name).await?;
+        // Checked once its drop is pending, against the pointers of the
+        // definition it replaced: a foreign key added meanwhile either
+        // pointed back before that (and is seen here) or waits for this
+        // drop and then finds its table gone.
+        if let Some(dropped) = dropped {
+            still_referenced(ddl, &dropped, names).await?;
+        }
     }
     // The sequences its serial and identity columns owned go with it. Outside
     // a block they go after the table: a crash in between leaves a sequence

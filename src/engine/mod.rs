@@ -13,6 +13,7 @@ mod alter;
 mod ctx;
 mod ddl;
 mod env;
+mod foreign_keys;
 mod found;
 mod lock;
 pub(crate) mod query;
@@ -639,20 +640,9 @@ impl Engine {
             (Mode::Explicit, _) => session.open.clone(),
             (Mode::Implicit, _) => None,
         };
-        let reads = Arc::new(ReadView::new(open.as_ref().map(|o| o.id)));
-        let cx = StmtCtx {
-            store: &inner.store,
-            claims: &inner.claims,
-            stats: &inner.stats,
-            scan_page: inner.scan_page,
-            txn,
-            env: Arc::new(SessionEnv::new(session)),
-            params,
-            stop,
-            open,
-            peers: &inner.peers,
-            reads,
-        };
+        let cx = self.stmt_ctx(session, txn, open, params, stop);
+        // Where the transaction's log stood: the statement's writes follow.
+        let logged_before = cx.open.as_ref().map_or(0, OpenTxn::rows_logged);
         let executed = async {
             // Find: the rows a write takes from a query, all of them.
             let found = self
@@ -663,7 +653,17 @@ impl Engine {
             // statement's fate.
             self.prepare_sequences(prepared, &found, &cx).await?;
             // Run.
-            self.run_plan(session, prepared, &found, &cx).await
+            let executed = self.run_plan(session, prepared, &found, &cx).await?;
+            // Keep the foreign keys its writes touch (the deferred ones at
+            // COMMIT).
+            if prepared.plan.checks_foreign_keys() {
+                if let Some(open) = &cx.open {
+                    open.note_foreign_keys();
+                }
+                let phase = foreign_keys::Phase::Statement;
+                foreign_keys::enforce(&cx, &inner.catalog, logged_before, phase).await?;
+            }
+            Ok(executed)
         }
         .await;
         session.sequences = cx.env.sequences.lock().values.clone();
@@ -687,6 +687,32 @@ impl Engine {
             self.statement_failed(session, e).await;
         }
         executed
+    }
+
+    /// One statement's context in `session`: its transaction `txn`, the
+    /// open transaction it writes in (if any), its bound parameters.
+    fn stmt_ctx<'a>(
+        &'a self,
+        session: &Session,
+        txn: crate::txn::StmtTxn,
+        open: Option<OpenTxn>,
+        params: Arc<Vec<Value>>,
+        stop: Option<&'a Stop>,
+    ) -> StmtCtx<'a> {
+        let inner = &self.inner;
+        StmtCtx {
+            store: &inner.store,
+            claims: &inner.claims,
+            stats: &inner.stats,
+            scan_page: inner.scan_page,
+            txn,
+            env: Arc::new(SessionEnv::new(session)),
+            params,
+            stop,
+            reads: Arc::new(ReadView::new(open.as_ref().map(|o| o.id))),
+            open,
+            peers: &inner.peers,
+        }
     }
 
     /// The sequence-function stage: for the expressions a statement
@@ -833,7 +859,11 @@ impl Engine {
     async fn is_stale(&self, prepared: &Prepared, own: Option<TxnId>) -> SqlResult<bool> {
         for t in prepared.plan.tables() {
             match self.inner.catalog.lookup(&t.name, own).await? {
-                Some(now) if now.id == t.id && now.uniques == t.uniques => {}
+                Some(now)
+                    if now.id == t.id
+                        && now.uniques == t.uniques
+                        && now.foreign_keys == t.foreign_keys
+                        && now.referenced_by == t.referenced_by => {}
                 _ => return Ok(true),
             }
         }

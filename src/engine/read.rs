@@ -131,6 +131,45 @@ pub(crate) async fn holder(
         .map(|(pk, _)| pk))
 }
 
+/// The row whose columns `cols` (the primary key's or a UNIQUE
+/// constraint's, in any order) hold `values`, as this statement sees the
+/// rows: one row read, or a claim read and its owner row. None when no
+/// live row does, or when the columns are no key (`values` are cast into
+/// the columns' types; a value outside a type matches nothing).
+pub(crate) async fn by_columns(
+    store: &dyn Store,
+    view: &ReadView,
+    t: &TableDef,
+    cols: &[usize],
+    values: &[Value],
+) -> SqlResult<Option<Found>> {
+    // The values in the key's own column order.
+    let in_order = |key_cols: &[usize]| -> Option<Vec<Value>> {
+        if key_cols.len() != cols.len() {
+            return None;
+        }
+        key_cols
+            .iter()
+            .map(|k| cols.iter().position(|c| c == k).map(|j| values[j].clone()))
+            .collect()
+    };
+    if let Some(v) = in_order(&t.primary_key) {
+        let Some(key) = key_of(t, &t.primary_key, v) else {
+            return Ok(None);
+        };
+        return read_by(store, view, t, By::Primary, key).await;
+    }
+    for (n, u) in t.uniques.iter().enumerate() {
+        if let Some(v) = in_order(&u.columns) {
+            let Some(key) = key_of(t, &u.columns, v) else {
+                return Ok(None);
+            };
+            return read_by(store, view, t, By::Unique(n), key).await;
+        }
+    }
+    Ok(None)
+}
+
 /// Row `pk` as this statement sees it (`ReadView`); None when absent or dead.
 async fn visible(
     store: &dyn Store,

@@ -5,13 +5,16 @@
 
 use tracing::warn;
 
-use super::{ddl, Engine};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::{ddl, foreign_keys, Engine};
 use crate::claims::intents::decide;
 use crate::claims::now_ms;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::session::{utility, Session, Utility};
 use crate::store::{StoreError, TxnStatus};
-use crate::txn::{Block, LogMark, OpenTxn};
+use crate::txn::{Block, LogMark, Mode, OpenTxn, StmtTxn};
 
 impl Engine {
     /// The block's transaction, minted by its first write.
@@ -142,7 +145,11 @@ impl Engine {
         session: &mut Session,
         open: OpenTxn,
     ) -> SqlResult<()> {
-        if let Err(e) = self.fence_commit(session, &open).await {
+        let ready = match self.before_commit(session, &open).await {
+            Ok(()) => self.fence_commit(session, &open).await,
+            Err(e) => Err(e),
+        };
+        if let Err(e) = ready {
             self.abort(open).await;
             return Err(e);
         }
@@ -156,6 +163,28 @@ impl Engine {
             }
         }
         committed
+    }
+
+    /// What must hold before a transaction may commit: every proxy knows
+    /// what it published outside itself (a referenced table's pointer to
+    /// its new foreign key), and its deferred foreign keys are kept.
+    async fn before_commit(&self, session: &Session, open: &OpenTxn) -> SqlResult<()> {
+        if open.must_announce() {
+            self.ddl(None, None, now_ms()).everyone_knows().await?;
+        }
+        if !open.wrote_foreign_keys() {
+            return Ok(());
+        }
+        let lock_timeout = session
+            .lock_timeout()
+            .unwrap_or(self.inner.claims.lock_timeout);
+        let txn = StmtTxn {
+            mode: Mode::Explicit,
+            lock_deadline: Instant::now() + lock_timeout,
+            born_ms: crate::claims::txn_birth_ms(&open.id),
+        };
+        let cx = self.stmt_ctx(session, txn, Some(open.clone()), Arc::default(), None);
+        foreign_keys::enforce(&cx, &self.inner.catalog, 0, foreign_keys::Phase::Commit).await
     }
 
     /// Commit a transaction: a block's at COMMIT, or a statement's own when

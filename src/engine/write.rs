@@ -114,7 +114,7 @@ pub fn duplicate(table: &TableDef, target: Target, values: &[Value]) -> SqlError
 }
 
 /// Cast each value into its column's type and check NOT NULL (23502).
-fn conform(table: &TableDef, values: Vec<Value>) -> SqlResult<Vec<Value>> {
+pub(super) fn conform(table: &TableDef, values: Vec<Value>) -> SqlResult<Vec<Value>> {
     let mut out = Vec::with_capacity(values.len());
     for (v, col) in values.into_iter().zip(&table.columns) {
         let v = v.cast_to(&col.ty).map_err(|e| {
@@ -202,7 +202,7 @@ impl StmtCtx<'_> {
         Ok(self.logged(w, pk, written.expect("an insert always writes")))
     }
 
-    async fn put_update(
+    pub(super) async fn put_update(
         &self,
         w: &RowWrite<'_>,
         pk: &[u8],
@@ -222,7 +222,7 @@ impl StmtCtx<'_> {
         Ok(written.map(|x| self.logged(w, pk, x)))
     }
 
-    async fn put_delete(
+    pub(super) async fn put_delete(
         &self,
         w: &RowWrite<'_>,
         pk: &[u8],
@@ -496,7 +496,7 @@ impl StmtCtx<'_> {
         Ok(row.is_some_and(|r| r.live))
     }
 
-    fn write_error(&self, t: &TableDef, e: WriteError, values: &[Value]) -> SqlError {
+    pub(super) fn write_error(&self, t: &TableDef, e: WriteError, values: &[Value]) -> SqlError {
         match e {
             WriteError::Duplicate { unique, .. } => duplicate(
                 t,

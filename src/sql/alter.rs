@@ -36,6 +36,8 @@ pub enum AlterOp {
         column: String,
         set: bool,
     },
+    /// ADD [CONSTRAINT name] FOREIGN KEY: checked against the rows.
+    AddForeignKey(super::ddl::DeclaredForeignKey),
 }
 
 impl AlterOp {
@@ -43,7 +45,9 @@ impl AlterOp {
     pub fn checks_rows(&self) -> bool {
         matches!(
             self,
-            AlterOp::AddUnique { .. } | AlterOp::NotNull { set: true, .. }
+            AlterOp::AddUnique { .. }
+                | AlterOp::NotNull { set: true, .. }
+                | AlterOp::AddForeignKey(_)
         )
     }
 }
@@ -51,7 +55,7 @@ impl AlterOp {
 fn unsupported(what: impl std::fmt::Display) -> SqlError {
     SqlError::unsupported(
         format!("ALTER TABLE ... {what} is not supported"),
-        "keyclaim's ALTER TABLE adds and drops UNIQUE constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
+        "keyclaim's ALTER TABLE adds and drops UNIQUE and FOREIGN KEY constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
     )
 }
 
@@ -67,6 +71,14 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                 columns: super::ddl::index_columns(&u.columns)?,
                 nulls_not_distinct: u.nulls_distinct == ast::NullsDistinctOption::NotDistinct,
             },
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::ForeignKey(fk),
+                not_valid: false,
+            } => AlterOp::AddForeignKey(super::ddl::foreign_key(
+                fk,
+                fk.name.as_ref().map(ident),
+                fk.columns.iter().map(ident).collect(),
+            )?),
             ast::AlterTableOperation::DropConstraint {
                 if_exists,
                 name,

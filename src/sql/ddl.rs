@@ -6,7 +6,9 @@ use sqlparser::ast;
 use super::expr::{Compiler, Params, Scope};
 use super::plan::{ident, table_name};
 use crate::catalog::sequence::Options;
-use crate::catalog::{naming, storage_id, ColumnDef, Identity, SequenceDef, TableDef, UniqueDef};
+use crate::catalog::{
+    naming, storage_id, ColumnDef, Identity, RefAction, SequenceDef, TableDef, UniqueDef,
+};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::types::SqlType;
 
@@ -19,6 +21,75 @@ pub struct CreateTable {
     /// their names are chosen at execution (`<table>_<column>_seq`, or
     /// with a number if taken), and the column's default names them.
     pub owned: Vec<OwnedSequence>,
+    /// Its FOREIGN KEYs, resolved against the referenced tables when it runs.
+    pub foreign_keys: Vec<DeclaredForeignKey>,
+}
+
+/// A FOREIGN KEY as declared (CREATE TABLE, ALTER TABLE ... ADD): the
+/// referenced side is resolved against the catalog when the statement runs
+/// (`engine::foreign_keys::define`).
+#[derive(Debug, Clone)]
+pub struct DeclaredForeignKey {
+    pub name: Option<String>,
+    pub columns: Vec<String>,
+    pub ref_table: String,
+    /// Empty: the referenced table's primary key.
+    pub ref_columns: Vec<String>,
+    pub on_delete: RefAction,
+    pub on_update: RefAction,
+    pub deferrable: bool,
+    pub initially_deferred: bool,
+}
+
+/// A FOREIGN KEY clause, declared on `columns` (a column's REFERENCES
+/// names its own column).
+pub fn foreign_key(
+    fk: &ast::ForeignKeyConstraint,
+    name: Option<String>,
+    columns: Vec<String>,
+) -> SqlResult<DeclaredForeignKey> {
+    if matches!(
+        fk.match_kind,
+        Some(ast::ConstraintReferenceMatchKind::Full | ast::ConstraintReferenceMatchKind::Partial)
+    ) {
+        return Err(SqlError::unsupported(
+            "MATCH FULL and MATCH PARTIAL foreign keys are not supported",
+            "omit MATCH: keyclaim checks foreign keys as MATCH SIMPLE, PostgreSQL's default",
+        ));
+    }
+    let action = |a: &Option<ast::ReferentialAction>| match a {
+        None | Some(ast::ReferentialAction::NoAction) => RefAction::NoAction,
+        Some(ast::ReferentialAction::Restrict) => RefAction::Restrict,
+        Some(ast::ReferentialAction::Cascade) => RefAction::Cascade,
+        Some(ast::ReferentialAction::SetNull) => RefAction::SetNull,
+        Some(ast::ReferentialAction::SetDefault) => RefAction::SetDefault,
+    };
+    let (mut deferrable, mut initially_deferred) = (false, false);
+    if let Some(c) = &fk.characteristics {
+        if c.enforced == Some(false) {
+            return Err(SqlError::unsupported(
+                "NOT ENFORCED foreign keys are not supported",
+                "declare the foreign key without NOT ENFORCED",
+            ));
+        }
+        initially_deferred = c.initially == Some(ast::DeferrableInitial::Deferred);
+        deferrable = c.deferrable.unwrap_or(initially_deferred);
+        if initially_deferred && !deferrable {
+            return Err(SqlError::syntax(
+                "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+            ));
+        }
+    }
+    Ok(DeclaredForeignKey {
+        name,
+        columns,
+        ref_table: table_name(&fk.foreign_table)?,
+        ref_columns: fk.referred_columns.iter().map(ident).collect(),
+        on_delete: action(&fk.on_delete),
+        on_update: action(&fk.on_update),
+        deferrable,
+        initially_deferred,
+    })
 }
 
 /// A sequence a serial or identity column owns.
@@ -152,7 +223,7 @@ pub struct CreateIndex {
 fn unsupported_option(what: &str) -> SqlError {
     SqlError::unsupported(
         format!("{what} is not supported"),
-        "keyclaim enforces PRIMARY KEY, UNIQUE and NOT NULL; use DEFAULT for generated values",
+        "keyclaim enforces PRIMARY KEY, UNIQUE, FOREIGN KEY and NOT NULL; use DEFAULT for generated values",
     )
 }
 
@@ -184,6 +255,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
     let mut owned: Vec<OwnedSequence> = Vec::new();
     let mut pkeys: Vec<Key> = Vec::new();
     let mut uniques: Vec<Key> = Vec::new();
+    let mut foreign_keys: Vec<DeclaredForeignKey> = Vec::new();
     for col in &ct.columns {
         let cname = ident(&col.name);
         if columns.iter().any(|c| c.name == cname) {
@@ -270,8 +342,8 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
                     columns: vec![cname.clone()],
                     nulls_not_distinct: u.nulls_distinct == ast::NullsDistinctOption::NotDistinct,
                 }),
-                ast::ColumnOption::ForeignKey(_) => {
-                    return Err(unsupported_option("REFERENCES (foreign keys)"))
+                ast::ColumnOption::ForeignKey(fk) => {
+                    foreign_keys.push(foreign_key(fk, cname_opt, vec![cname.clone()])?)
                 }
                 ast::ColumnOption::Check(_) => return Err(unsupported_option("CHECK")),
                 other => return Err(unsupported_option(&format!("column option {other}"))),
@@ -291,7 +363,11 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
                 columns: index_columns(&u.columns)?,
                 nulls_not_distinct: u.nulls_distinct == ast::NullsDistinctOption::NotDistinct,
             }),
-            ast::TableConstraint::ForeignKey(_) => return Err(unsupported_option("FOREIGN KEY")),
+            ast::TableConstraint::ForeignKey(fk) => foreign_keys.push(foreign_key(
+                fk,
+                fk.name.as_ref().map(ident),
+                fk.columns.iter().map(ident).collect(),
+            )?),
             ast::TableConstraint::Check(_) => return Err(unsupported_option("CHECK")),
             other => return Err(unsupported_option(&format!("constraint {other}"))),
         }
@@ -334,6 +410,8 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         cql_table: None,
         sequence: None,
         indexes: Vec::new(),
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
     };
     for &i in &pk_cols {
         def.columns[i].not_null = true;
@@ -367,6 +445,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         def,
         if_not_exists: ct.if_not_exists,
         owned,
+        foreign_keys,
     })
 }
 

@@ -236,6 +236,11 @@ impl Plan {
     /// Whether it may write more than one row (and so runs as a
     /// transaction of its own outside a block).
     pub fn may_write_many(&self) -> bool {
+        if self.checks_foreign_keys() {
+            // A row and the parent rows it locks, or the referencing rows
+            // its removed key acts on (`engine::foreign_keys`).
+            return true;
+        }
         match self {
             Plan::Insert(i) => match &i.rows {
                 InsertRows::Values(rows) => rows.len() > 1,
@@ -243,8 +248,34 @@ impl Plan {
             },
             Plan::Update(u) => !u.source.access.is_point() || u.found_by.is_some(),
             Plan::Delete(d) => !d.source.access.is_point() || d.found_by.is_some(),
-            // A table and the sequences its serial columns own appear together.
-            Plan::CreateTable(c) => !c.owned.is_empty(),
+            // A table and the sequences its serial columns own appear
+            // together; so do a table and the back-pointers of its
+            // foreign keys on the tables they reference.
+            Plan::CreateTable(c) => !c.owned.is_empty() || !c.foreign_keys.is_empty(),
+            // Checked for foreign keys once its drop is pending, and
+            // taken back whole if one still references it.
+            Plan::DropTable { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether its writes may add a reference (a row of a table with
+    /// foreign keys) or remove a referenced key (an UPDATE or DELETE of a
+    /// table that others, perhaps, reference): those are checked at the
+    /// end of the statement, or at COMMIT when deferred.
+    pub fn checks_foreign_keys(&self) -> bool {
+        let removes_keys = |t: &TableDef| !t.referenced_by.is_empty();
+        match self {
+            Plan::Insert(i) => {
+                !i.table.foreign_keys.is_empty()
+                    || (removes_keys(&i.table)
+                        && matches!(
+                            i.on_conflict.as_ref().map(|oc| &oc.action),
+                            Some(ConflictAction::Update { .. })
+                        ))
+            }
+            Plan::Update(u) => u.source.table.has_foreign_keys(),
+            Plan::Delete(d) => removes_keys(&d.source.table),
             _ => false,
         }
     }

@@ -121,6 +121,13 @@ struct TxnLog {
     /// Why the transaction can no longer commit (a write or an undo whose
     /// outcome is unknown), if it cannot.
     doomed: Option<String>,
+    /// It published a change that every proxy must know before its own
+    /// changes become visible (a referenced table's pointer to a foreign
+    /// key it adds): COMMIT waits for that first.
+    announce: bool,
+    /// It wrote rows of tables with foreign keys: COMMIT checks the
+    /// deferred ones.
+    foreign_keys: bool,
 }
 
 impl OpenTxn {
@@ -156,6 +163,36 @@ impl OpenTxn {
     /// The whole log of rows.
     pub fn entries(&self) -> Vec<Logged> {
         self.log.lock().entries.clone()
+    }
+
+    /// How many row writes the log holds.
+    pub fn rows_logged(&self) -> usize {
+        self.log.lock().entries.len()
+    }
+
+    /// The row writes logged from position `from` on.
+    pub fn entries_since(&self, from: usize) -> Vec<Logged> {
+        let log = self.log.lock();
+        log.entries.get(from..).unwrap_or_default().to_vec()
+    }
+
+    /// COMMIT must wait until every proxy knows what this transaction
+    /// published outside itself.
+    pub fn announce_before_commit(&self) {
+        self.log.lock().announce = true;
+    }
+
+    pub fn must_announce(&self) -> bool {
+        self.log.lock().announce
+    }
+
+    /// It wrote rows whose foreign keys COMMIT may have to check.
+    pub fn note_foreign_keys(&self) {
+        self.log.lock().foreign_keys = true;
+    }
+
+    pub fn wrote_foreign_keys(&self) -> bool {
+        self.log.lock().foreign_keys
     }
 
     /// The whole log of catalog changes.

@@ -454,6 +454,8 @@ mod tests {
             cql_table: None,
             sequence: None,
             indexes: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         }
     }
 

@@ -374,6 +374,8 @@ mod tests {
             cql_table: Some("ks.t".into()),
             sequence: None,
             indexes: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];
         let old = [Some(CqlValue::Int(1)), None, None];
