@@ -75,14 +75,27 @@ pub struct ForeignKeyDef {
 }
 
 /// On a referenced table: a foreign key of table `table` (perhaps itself)
-/// named `constraint` points here.
+/// named `constraint` points here, at `columns` of this table.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inbound {
     pub table: String,
     pub constraint: String,
+    /// The referenced columns: an UPDATE that sets none of them removes no
+    /// key and is not checked.
+    pub columns: Vec<usize>,
 }
 
 impl ForeignKeyDef {
+    /// The pointer its referenced table keeps back at it, declared on
+    /// table `table`.
+    pub fn inbound(&self, table: &str) -> Inbound {
+        Inbound {
+            table: table.to_owned(),
+            constraint: self.name.clone(),
+            columns: self.ref_columns.clone(),
+        }
+    }
+
     /// The referencing values of `row`, or None when one of them is NULL:
     /// MATCH SIMPLE, PostgreSQL's default, then checks nothing.
     pub fn key_of(&self, row: &[Value]) -> Option<Vec<Value>> {
@@ -109,9 +122,12 @@ impl TableDef {
         self.foreign_keys.iter().find(|f| f.name == name)
     }
 
-    /// Whether a write to it must check foreign keys: it references a
-    /// table, or a table (perhaps) references it.
-    pub fn has_foreign_keys(&self) -> bool {
-        !self.foreign_keys.is_empty() || !self.referenced_by.is_empty()
+    /// Whether setting columns `set` may add a reference (one of its
+    /// foreign keys' columns) or remove a referenced key (a column a
+    /// pointer names).
+    pub fn sets_key_columns(&self, set: &[usize]) -> bool {
+        let any = |cols: &[usize]| cols.iter().any(|c| set.contains(c));
+        self.foreign_keys.iter().any(|f| any(&f.columns))
+            || self.referenced_by.iter().any(|i| any(&i.columns))
     }
 }

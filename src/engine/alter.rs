@@ -12,7 +12,7 @@ use tracing::info;
 use super::ddl::{self, command, notice, write_error, Ddl};
 use super::foreign_keys;
 use super::Executed;
-use crate::catalog::{naming, storage_id, store_error, Inbound, TableDef, UniqueDef};
+use crate::catalog::{naming, storage_id, store_error, TableDef, UniqueDef};
 use crate::claims::{self, RowWrite};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::alter::{AlterOp, AlterTable};
@@ -218,10 +218,7 @@ async fn add_foreign_key(
         None => return Err(SqlError::undefined_table(&declared.ref_table)),
     };
     let fk = foreign_keys::define(table, declared, &parent, &taken)?;
-    let inbound = Inbound {
-        table: table.name.clone(),
-        constraint: fk.name.clone(),
-    };
+    let inbound = fk.inbound(&table.name);
     let self_reference = fk.ref_table == table.name;
     if !self_reference {
         ddl.point_back(&fk.ref_table, &inbound).await?;
@@ -246,7 +243,11 @@ async fn add_foreign_key(
         .expect("a table the change keeps");
     let checked = match ddl.everyone_knows().await {
         Ok(()) => {
-            let parent = if self_reference { published.clone() } else { parent };
+            let parent = if self_reference {
+                published.clone()
+            } else {
+                parent
+            };
             foreign_keys::unreferenced(ddl, &published, &fk, &parent).await
         }
         Err(e) => Err(e),

@@ -23,8 +23,7 @@ use crate::claims::intents::{abort_if_gone, decision, Decision, Peers, Wait};
 use crate::claims::{self, ClaimConfig, ClaimStats, RowWrite, WriteError};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::ddl::{
-    nextval_default, with_storage_ids, CreateIndex, CreateSequence, CreateTable,
-    DeclaredForeignKey,
+    nextval_default, with_storage_ids, CreateIndex, CreateSequence, CreateTable, DeclaredForeignKey,
 };
 use crate::store::{Store, TxnId, TxnStatus};
 use crate::txn::{CatalogChange, OpenTxn, Tail};
@@ -153,7 +152,10 @@ impl Ddl<'_> {
                 None => (None, Entry::default()),
             };
             if let Some(version) = version {
-                if self.settle_foreign(name, version, &entry, &mut wait).await? {
+                if self
+                    .settle_foreign(name, version, &entry, &mut wait)
+                    .await?
+                {
                     continue;
                 }
             }
@@ -226,7 +228,10 @@ impl Ddl<'_> {
             let Some((version, entry)) = self.catalog.entry(name).await? else {
                 return Err(SqlError::undefined_table(name));
             };
-            if self.settle_foreign(name, version, &entry, &mut wait).await? {
+            if self
+                .settle_foreign(name, version, &entry, &mut wait)
+                .await?
+            {
                 continue;
             }
             let with = |d: &Arc<TableDef>| -> Option<Arc<TableDef>> {
@@ -278,7 +283,10 @@ impl Ddl<'_> {
             let Some((version, entry)) = self.catalog.entry(name).await? else {
                 return Ok(None);
             };
-            if !self.settle_foreign(name, version, &entry, &mut wait).await? {
+            if !self
+                .settle_foreign(name, version, &entry, &mut wait)
+                .await?
+            {
                 return Ok(entry.visible(self.own(), false));
             }
         }
@@ -506,10 +514,7 @@ async fn define_foreign_keys(
         }
         let fk = super::foreign_keys::define(def, d, &parent, &taken)?;
         if fk.ref_table == def.name {
-            def.referenced_by.push(Inbound {
-                table: def.name.clone(),
-                constraint: fk.name.clone(),
-            });
+            def.referenced_by.push(fk.inbound(&def.name));
         }
         def.foreign_keys.push(fk);
     }
@@ -528,11 +533,8 @@ pub(super) fn constraint_exists(name: &str, table: &str) -> SqlError {
 /// back at them.
 async fn point_back_all(ddl: &Ddl<'_>, def: &TableDef) -> SqlResult<()> {
     for fk in def.foreign_keys.iter().filter(|f| f.ref_table != def.name) {
-        let inbound = Inbound {
-            table: def.name.clone(),
-            constraint: fk.name.clone(),
-        };
-        ddl.point_back(&fk.ref_table, &inbound).await?;
+        ddl.point_back(&fk.ref_table, &fk.inbound(&def.name))
+            .await?;
     }
     Ok(())
 }

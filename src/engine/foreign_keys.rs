@@ -221,6 +221,15 @@ pub(super) async fn enforce(
     }
 }
 
+/// What a check reads rows through: the transaction's own writes, and
+/// every other transaction as decided now. Not the statement's view, which
+/// keeps a transaction it met undecided invisible for the whole statement:
+/// a key removed after waiting for a transaction that then committed a
+/// reference must see that reference.
+fn fresh_view(cx: &StmtCtx<'_>) -> ReadView {
+    ReadView::new(cx.open.as_ref().map(|o| o.id))
+}
+
 /// The key bytes of `values` once cast into columns `cols` of `t`; None
 /// when a value does not fit (it then matches nothing there).
 fn typed_key(t: &TableDef, cols: &[usize], values: &[Value]) -> Option<Vec<u8>> {
@@ -249,8 +258,8 @@ async fn reference(
     }
     let own = cx.open.as_ref().map(|o| o.id);
     let parent = catalog.table(&fk.ref_table, own).await?;
-    let w = cx.row_write(&parent);
-    let found = lock_referenced(&cx.reads, &w, cx.open.as_ref(), &parent, fk, &key, locked);
+    let (w, reads) = (cx.row_write(&parent), fresh_view(cx));
+    let found = lock_referenced(&reads, &w, cx.open.as_ref(), &parent, fk, &key, locked);
     if !found.await? {
         return Err(not_present(&change.table, fk, &key));
     }
@@ -274,7 +283,11 @@ async fn lock_referenced(
         return Ok(false);
     };
     let holds = |row: &RowRecord| {
-        let held: Vec<Value> = fk.ref_columns.iter().map(|&c| row.values[c].clone()).collect();
+        let held: Vec<Value> = fk
+            .ref_columns
+            .iter()
+            .map(|&c| row.values[c].clone())
+            .collect();
         row.live && typed_key(parent, &fk.ref_columns, &held).as_deref() == Some(want.as_slice())
     };
     // A unique key may move to another row between finding it and locking
@@ -347,7 +360,9 @@ async fn removed_keys(
             continue;
         };
         let new = change.after.as_ref().and_then(|a| fk.ref_key_of(&a.values));
-        if new.as_deref().and_then(|n| typed_key(parent, &fk.ref_columns, n))
+        if new
+            .as_deref()
+            .and_then(|n| typed_key(parent, &fk.ref_columns, n))
             == typed_key(parent, &fk.ref_columns, &old)
         {
             continue; // the key stays
@@ -361,9 +376,15 @@ async fn removed_keys(
             continue;
         }
         if action == RefAction::NoAction
-            && read::by_columns(cx.store.as_ref(), &cx.reads, parent, &fk.ref_columns, &old)
-                .await?
-                .is_some()
+            && read::by_columns(
+                cx.store.as_ref(),
+                &fresh_view(cx),
+                parent,
+                &fk.ref_columns,
+                &old,
+            )
+            .await?
+            .is_some()
         {
             continue; // another row holds the key now: still referenced rightly
         }
@@ -395,7 +416,12 @@ async fn removed_keys(
 }
 
 /// Whether `row` of the child references `old` through `fk`.
-fn references(child: &TableDef, fk: &ForeignKeyDef, old: &Option<Vec<u8>>, row: &RowRecord) -> bool {
+fn references(
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    old: &Option<Vec<u8>>,
+    row: &RowRecord,
+) -> bool {
     row.live
         && old.is_some()
         && fk
@@ -421,17 +447,30 @@ async fn referencing_rows(
     else {
         return Ok(Vec::new()); // no child value can equal it
     };
-    let is_key = |key: &[usize]| key.len() == fk.columns.len() && key.iter().all(|k| fk.columns.contains(k));
+    let is_key =
+        |key: &[usize]| key.len() == fk.columns.len() && key.iter().all(|k| fk.columns.contains(k));
     if is_key(&child.primary_key) || child.uniques.iter().any(|u| is_key(&u.columns)) {
-        let found =
-            read::by_columns(cx.store.as_ref(), &cx.reads, child, &fk.columns, &typed).await?;
+        let found = read::by_columns(
+            cx.store.as_ref(),
+            &fresh_view(cx),
+            child,
+            &fk.columns,
+            &typed,
+        )
+        .await?;
         return Ok(found.into_iter().collect());
     }
     let filter = fk
         .columns
         .iter()
         .zip(typed)
-        .map(|(&c, v)| Expr::Binary(BinOp::Eq, Box::new(Expr::Column(c)), Box::new(Expr::Literal(v))))
+        .map(|(&c, v)| {
+            Expr::Binary(
+                BinOp::Eq,
+                Box::new(Expr::Column(c)),
+                Box::new(Expr::Literal(v)),
+            )
+        })
         .reduce(|a, b| Expr::Binary(BinOp::And, Box::new(a), Box::new(b)));
     let src = Source {
         table: child.clone(),
@@ -440,7 +479,7 @@ async fn referencing_rows(
     };
     read::collect(
         cx.store.clone(),
-        cx.reads.clone(),
+        Arc::new(fresh_view(cx)),
         src,
         cx.params.clone(),
         cx.env.clone(),
@@ -572,7 +611,10 @@ pub(super) fn not_present(child: &TableDef, fk: &ForeignKeyDef, key: &[Value]) -
     )
     .with_detail(format!(
         "{} is not present in table \"{}\".",
-        key_detail(&child.column_names(&fk.columns), &key.iter().collect::<Vec<_>>()),
+        key_detail(
+            &child.column_names(&fk.columns),
+            &key.iter().collect::<Vec<_>>()
+        ),
         fk.ref_table
     ))
     .with_table(&child.name)

@@ -274,7 +274,10 @@ impl Plan {
                             Some(ConflictAction::Update { .. })
                         ))
             }
-            Plan::Update(u) => u.source.table.has_foreign_keys(),
+            Plan::Update(u) => {
+                let set: Vec<usize> = u.sets.iter().map(|(c, _)| *c).collect();
+                u.source.table.sets_key_columns(&set)
+            }
             Plan::Delete(d) => removes_keys(&d.source.table),
             _ => false,
         }
