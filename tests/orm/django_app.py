@@ -39,6 +39,9 @@ KNOWN_FAILURES: dict[str, set[str]] = {
         "annotate on many-to-many",
         "migrate shop zero",
         "numeric scale",
+        "iterator (server-side cursor)",
+        "dates: EXTRACT, __date",
+        "Exists and Subquery annotations",
     },
 }
 KNOWN_FAILURES["psycopg"] = KNOWN_FAILURES["psycopg2"] | {
@@ -470,6 +473,89 @@ def main() -> None:
             Product.objects.filter(tags__name="sale").count(),
             sorted(Customer.objects.in_bulk(field_name="email", id_list=["ann@example.com", "zed@example.com"])),
         )
+
+    @step("iterator (server-side cursor)")
+    def _():
+        # QuerySet.iterator() declares a server-side cursor inside a
+        # transaction (DECLARE ... CURSOR WITH HOLD outside one).
+        with transaction.atomic():
+            inside = [c.name for c in Customer.objects.order_by("name").iterator(chunk_size=2)]
+        outside = [p.sku for p in Product.objects.order_by("sku").iterator(chunk_size=2)]
+        return (inside, outside)
+
+    @step("bulk_update")
+    def _():
+        products = list(Product.objects.order_by("sku"))
+        for n, p in enumerate(products):
+            p.name = f"{p.name} v{n}"
+        n = Product.objects.bulk_update(products, ["name"], batch_size=2)
+        return (n, list(Product.objects.order_by("sku").values_list("name", flat=True)))
+
+    @step("dates: year range, TruncMonth")
+    def _():
+        from django.db.models.functions import TruncMonth
+
+        return (
+            list(Order.objects.filter(placed__year=2024).order_by("id").values_list("number", flat=True)),
+            list(
+                Order.objects.annotate(m=TruncMonth("placed"))
+                .values("m")
+                .annotate(n=Count("id"))
+                .order_by("m")
+                .values_list("m", "n")
+            ),
+        )
+
+    @step("dates: EXTRACT, __date")
+    def _():
+        from django.db.models.functions import ExtractMonth
+
+        return (
+            list(Order.objects.filter(placed__month=3).order_by("id").values_list("number", flat=True)),
+            list(Order.objects.annotate(mo=ExtractMonth("placed")).order_by("id").values_list("mo", flat=True)),
+            Customer.objects.filter(joined__date__gte="2000-01-01").count(),
+        )
+
+    @step("distinct on")
+    def _():
+        return list(
+            Order.objects.order_by("customer_id", "-number")
+            .distinct("customer_id")
+            .values_list("customer__name", "number")
+        )
+
+    @step("Exists filter")
+    def _():
+        from django.db.models import Exists, OuterRef
+
+        return list(
+            Customer.objects.filter(Exists(Order.objects.filter(customer=OuterRef("pk"))))
+            .order_by("name")
+            .values_list("name", flat=True)
+        )
+
+    @step("Exists and Subquery annotations")
+    def _():
+        from django.db.models import Exists, OuterRef, Subquery
+
+        last = Order.objects.filter(customer=OuterRef("pk")).order_by("-number")
+        return list(
+            Customer.objects.annotate(
+                has_orders=Exists(Order.objects.filter(customer=OuterRef("pk"))),
+                last_number=Subquery(last.values("number")[:1]),
+            )
+            .order_by("name")
+            .values_list("name", "has_orders", "last_number")
+        )
+
+    @step("Case/When update")
+    def _():
+        from django.db.models import Case, Value, When
+
+        Order.objects.update(
+            note=Case(When(number=1, then=Value("first")), default=Value("later"))
+        )
+        return list(Order.objects.order_by("id").values_list("number", "note"))
 
     @step("update()")
     def _():

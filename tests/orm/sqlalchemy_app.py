@@ -66,6 +66,10 @@ KNOWN_FAILURES: set[str] = {
     "sum of numeric keeps its scale",
     "jsonb ->> filter",
     "window function row_number",
+    "stream results (server-side cursor)",
+    "correlated subquery with order by and limit",
+    "extract",
+    "date_trunc",
     "bulk insert with uuid and jsonb columns",
     "reflect foreign keys",
     "reflect unique constraints",
@@ -787,6 +791,78 @@ def main() -> None:
         with engine.connect() as conn:
             names = conn.execute(text("SELECT name FROM tags ORDER BY name")).scalars().all()
         return (n, code, names)
+
+    @step("stream results (server-side cursor)")
+    @guard
+    def _():
+        # yield_per streams through a named cursor (DECLARE ... CURSOR).
+        names = [
+            t.name
+            for t in session.scalars(
+                select(Tag).order_by(Tag.name).execution_options(yield_per=2)
+            )
+        ]
+        session.commit()
+        return names
+
+    @step("correlated count subquery")
+    @guard
+    def _():
+        n_books = (
+            select(func.count(Book.id)).where(Book.author_id == Author.id).scalar_subquery()
+        )
+        return session.execute(select(Author.name, n_books).order_by(Author.name)).all()
+
+    @step("correlated subquery with order by and limit")
+    @guard
+    def _():
+        newest = (
+            select(Book.title)
+            .where(Book.author_id == Author.id)
+            .order_by(Book.title.desc())
+            .limit(1)
+            .scalar_subquery()
+        )
+        return session.execute(select(Author.name, newest).order_by(Author.name)).all()
+
+    @step("exists in select list")
+    @guard
+    def _():
+        has_books = exists().where(Book.author_id == Author.id)
+        return session.execute(
+            select(Author.name, has_books.label("has_books")).order_by(Author.name)
+        ).all()
+
+    @step("date_trunc")
+    @guard
+    def _():
+        return session.execute(
+            select(Event.id, func.date_trunc("month", Event.day))
+            .where(Event.day.is_not(None))
+            .order_by(Event.id)
+        ).all()
+
+    @step("extract")
+    @guard
+    def _():
+        return session.execute(
+            select(Event.id, func.extract("year", Event.day))
+            .where(Event.day.is_not(None))
+            .order_by(Event.id)
+        ).all()
+
+    @step("case and coalesce")
+    @guard
+    def _():
+        from sqlalchemy import case
+
+        return session.execute(
+            select(
+                Event.id,
+                case((Event.active, "on"), else_="off"),
+                func.coalesce(Event.day, datetime.date(2000, 1, 1)),
+            ).order_by(Event.id)
+        ).all()
 
     @step("reflect table and sequence names")
     def _():
