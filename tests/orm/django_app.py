@@ -45,15 +45,7 @@ KNOWN_FAILURES: dict[str, set[str]] = {
         "flush (TRUNCATE)",
     },
 }
-KNOWN_FAILURES["psycopg"] = KNOWN_FAILURES["psycopg2"] | {
-    # Django's bulk_create sends INSERT ... SELECT * FROM
-    # UNNEST(('{a,b}')::varchar[], ...) through psycopg 3's client-side
-    # binding.
-    "bulk_create several rows",
-    "bulk_create ignore_conflicts",
-    "bulk_create update_conflicts",
-    "many-to-many add several",
-}
+KNOWN_FAILURES["psycopg"] = set(KNOWN_FAILURES["psycopg2"])
 RUN_KNOWN_FAILURES = os.environ.get("ORM_KNOWN_FAILURES") == "1"
 known: set[str] = set()
 

@@ -23,6 +23,8 @@
 //! - [`any_literal_arrays`]: `x = ANY('{1,2}')` and `x <> ALL('{1,2}')`,
 //!   whose untyped literal PostgreSQL reads as an array of x's type and
 //!   DataFusion cannot read as a list at all, as the IN lists they mean.
+//! - [`literal_array_casts`]: `'{a,b}'::text[]` is the array it spells,
+//!   where DataFusion would make a one-element list of the text.
 //! - [`catalog_syntax`]: what catalog queries (psql's, drivers') write in
 //!   PostgreSQL's own spelling: `pg_catalog.`-qualified functions,
 //!   `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, and casts to
@@ -55,6 +57,7 @@ pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     merged_outer_join_columns(q)?;
     name_outputs(q);
     any_literal_arrays(q);
+    literal_array_casts(q)?;
     int4_literals(q);
     super::system::skip_empty_selects(q);
     // After the select lists that are never evaluated are gone (psql's
@@ -180,6 +183,61 @@ pub(crate) fn any_literal_arrays(q: &mut Query) {
         }
     }
     let _ = q.visit(&mut Lists);
+}
+
+/// `'{a,b}'::T[]` (or `CAST('{a,b}' AS T[])`, the literal perhaps in
+/// parentheses) is `ARRAY['a', 'b']::T[]`: PostgreSQL reads the literal as
+/// an array of T, DataFusion would make it a one-element list of the whole
+/// text (`unnest('{a,b}'::text[])` gave one row). Items are untyped
+/// literals, cast into T as the array is; a malformed literal is
+/// PostgreSQL's 22P02.
+pub(crate) fn literal_array_casts(q: &mut Query) -> SqlResult<()> {
+    struct Arrays(Option<crate::error::SqlError>);
+    impl VisitorMut for Arrays {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let Expr::Cast {
+                expr,
+                data_type: DataType::Array(_),
+                ..
+            } = e
+            else {
+                return ControlFlow::Continue(());
+            };
+            let mut literal = expr.as_ref();
+            while let Expr::Nested(inner) = literal {
+                literal = inner;
+            }
+            let Expr::Value(v) = literal else {
+                return ControlFlow::Continue(());
+            };
+            let Value::SingleQuotedString(text) = &v.value else {
+                return ControlFlow::Continue(());
+            };
+            let text_array = crate::types::SqlType::array_of(crate::types::SqlType::Text);
+            let array = match crate::types::Value::parse_text(&text_array, text) {
+                Ok(crate::types::Value::Array(a)) => a,
+                Ok(_) => return ControlFlow::Continue(()),
+                Err(err) => {
+                    self.0 = Some(err);
+                    return ControlFlow::Break(());
+                }
+            };
+            let elem = array
+                .items
+                .into_iter()
+                .map(|item| match item {
+                    crate::types::Value::Text(s) => Expr::value(Value::SingleQuotedString(s)),
+                    _ => Expr::value(Value::Null),
+                })
+                .collect();
+            **expr = Expr::Array(datafusion::sql::sqlparser::ast::Array { elem, named: true });
+            ControlFlow::Continue(())
+        }
+    }
+    let mut arrays = Arrays(None);
+    let _ = q.visit(&mut arrays);
+    arrays.0.map_or(Ok(()), Err)
 }
 
 /// PostgreSQL's folding of an identifier.
