@@ -1,5 +1,6 @@
 //! Session statements as typed plans: SET / SHOW / RESET, BEGIN / COMMIT /
-//! ROLLBACK / SAVEPOINT / RELEASE, DISCARD and DEALLOCATE.
+//! ROLLBACK / SAVEPOINT / RELEASE, DISCARD, DEALLOCATE, and the CLOSE ALL
+//! and UNLISTEN * that connection pools send to reset a connection.
 //!
 //! [`Utility::plan`] turns the parsed statement into a [`Utility`] once, at
 //! Parse time, whichever protocol the client uses; [`execute`] runs it
@@ -48,6 +49,14 @@ pub enum Utility {
     /// DEALLOCATE name, or DEALLOCATE ALL (None): the wire layer owns the
     /// client's prepared statements and carries it out.
     Deallocate(Option<String>),
+    /// CLOSE name, or CLOSE ALL (None). keyclaim has no SQL cursors
+    /// (DECLARE is refused), so there is never one to close; but drivers
+    /// reset a pooled connection with CLOSE ALL (asyncpg on every release).
+    Close(Option<String>),
+    /// UNLISTEN channel or `*`: keyclaim refuses LISTEN, so the session
+    /// listens on nothing and there is nothing to stop (asyncpg's pool
+    /// sends UNLISTEN * on every release).
+    Unlisten,
 }
 
 /// The forms of SET.
@@ -109,6 +118,11 @@ impl Utility {
                 (name.quote_style.is_some() || !name.value.eq_ignore_ascii_case("all"))
                     .then(|| ident_name(name)),
             )),
+            Statement::Close { cursor } => Ok(Utility::Close(match cursor {
+                sqlparser::ast::CloseCursor::All => None,
+                sqlparser::ast::CloseCursor::Specific { name } => Some(ident_name(name)),
+            })),
+            Statement::UNLISTEN { .. } => Ok(Utility::Unlisten),
             _ => return None,
         };
         Some(planned)
@@ -151,6 +165,12 @@ pub fn execute(session: &mut Session, utility: &Utility) -> SqlResult<Executed> 
         Utility::Release(name) => session.release(name),
         Utility::Discard(what) => session.discard(what),
         Utility::Deallocate(name) => Ok(Executed::new(Outcome::Deallocate { name: name.clone() })),
+        Utility::Close(None) => Ok(command("CLOSE CURSOR ALL")),
+        Utility::Close(Some(name)) => Err(SqlError::new(
+            "34000",
+            format!("cursor \"{name}\" does not exist"),
+        )),
+        Utility::Unlisten => Ok(command("UNLISTEN")),
     }
 }
 

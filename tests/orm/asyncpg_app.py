@@ -31,8 +31,6 @@ KNOWN_FAILURES: set[str] = {
     "= ANY($1) with a uuid list",
     "integer[] column",
     "copy_records_to_table",
-    "reset statements",
-    "pool release resets the session",
     "listen/notify",
 }
 

@@ -11,3 +11,10 @@ UPDATE "public"."User" SET "name" = 'Anne' WHERE "public"."User"."id" = 1 RETURN
 DELETE FROM "public"."User" WHERE "public"."User"."id" IN (1) RETURNING "public"."User"."id";
 SELECT pg_get_serial_sequence('"User"', 'id'), currval('"User_id_seq"');
 DROP TABLE "User";
+-- What connection pools send to reset a connection (asyncpg on every
+-- release): keyclaim has no cursors and no LISTEN, so nothing to close.
+CLOSE ALL;
+UNLISTEN *;
+UNLISTEN some_channel;
+CLOSE no_such_cursor;
+SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL;
