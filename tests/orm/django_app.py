@@ -35,8 +35,6 @@ KNOWN_FAILURES: dict[str, set[str]] = {
         "contrib auth users (needs migrate contrib)",
         "migrate stock (PositiveIntegerField CHECK)",
         "introspect constraints",
-        "annotate Count/Sum",
-        "annotate on many-to-many",
         "migrate shop zero",
         "numeric scale",
         "iterator (server-side cursor)",

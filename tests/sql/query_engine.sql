@@ -85,3 +85,15 @@ SELECT a.name, EXISTS (SELECT 1 FROM book b WHERE b.author_id = a.id) AS has_boo
 DROP TABLE review;
 DROP TABLE book;
 DROP TABLE author;
+-- Grouping by a table's primary key determines its other columns, as
+-- Django's annotate() relies on; a unique key does not, as in PostgreSQL.
+CREATE TABLE fd_author (id int PRIMARY KEY, name text, email text UNIQUE);
+CREATE TABLE fd_book (id int PRIMARY KEY, author_id int, pages int);
+INSERT INTO fd_author VALUES (1, 'Ann', 'a@x'), (2, 'Bob', 'b@x'), (3, 'Cy', NULL);
+INSERT INTO fd_book VALUES (10, 1, 100), (11, 1, 50), (12, 2, 10);
+SELECT "fd_author"."name", COUNT(DISTINCT "fd_book"."id") AS n, SUM("fd_book"."pages") AS p FROM "fd_author" LEFT OUTER JOIN "fd_book" ON ("fd_author"."id" = "fd_book"."author_id") GROUP BY "fd_author"."id" ORDER BY "fd_author"."name";
+SELECT a.name, a.email, count(*) FROM fd_author a JOIN fd_book b ON b.author_id = a.id GROUP BY a.id ORDER BY 1;
+SELECT a.name, count(*) FROM fd_author a GROUP BY a.email ORDER BY 1;
+SELECT b.pages, count(*) FROM fd_author a JOIN fd_book b ON b.author_id = a.id GROUP BY a.id ORDER BY 1;
+DROP TABLE fd_book;
+DROP TABLE fd_author;

@@ -14,7 +14,9 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{Column as DfColumn, DataFusionError, Result as DfResult};
+use datafusion::common::{
+    Column as DfColumn, Constraint, Constraints, DataFusionError, Result as DfResult,
+};
 use datafusion::datasource::TableType;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, TableProviderFilterPushDown};
@@ -48,12 +50,23 @@ pub(crate) struct ScanCtx {
 pub(crate) struct Table {
     pub def: Arc<TableDef>,
     schema: SchemaRef,
+    /// Its primary key, so that DataFusion knows what PostgreSQL knows:
+    /// grouping by it determines every other column of the table (`SELECT
+    /// a.name, count(*) ... GROUP BY a.id`, as Django's annotate() sends).
+    /// Unique constraints are left out, as PostgreSQL leaves them out.
+    constraints: Constraints,
 }
 
 impl Table {
     pub fn new(def: Arc<TableDef>) -> Table {
         let schema = table_schema(&def);
-        Table { def, schema }
+        let constraints =
+            Constraints::new_unverified(vec![Constraint::PrimaryKey(def.primary_key.clone())]);
+        Table {
+            def,
+            schema,
+            constraints,
+        }
     }
 
     /// The columns that pick rows by key: the primary key's and each
@@ -164,6 +177,10 @@ impl TableProvider for Table {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    fn constraints(&self) -> Option<&Constraints> {
+        Some(&self.constraints)
     }
 
     fn supports_filters_pushdown(
