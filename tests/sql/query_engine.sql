@@ -97,3 +97,11 @@ SELECT a.name, count(*) FROM fd_author a GROUP BY a.email ORDER BY 1;
 SELECT b.pages, count(*) FROM fd_author a JOIN fd_book b ON b.author_id = a.id GROUP BY a.id ORDER BY 1;
 DROP TABLE fd_book;
 DROP TABLE fd_author;
+-- Casts to uuid, json and jsonb, which DataFusion has no types for:
+-- SQLAlchemy's bulk insert sends SELECT p0::UUID, p2::JSONB FROM (VALUES ...).
+SELECT 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid AS u, '{"b":1,  "a":[1,2]}'::jsonb AS j, '{"b":1,  "a":[1,2]}'::json AS js;
+SELECT x::uuid FROM (VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'), (NULL)) AS t(x);
+CREATE TABLE cast_events (id serial PRIMARY KEY, key uuid UNIQUE, payload jsonb, kind varchar(10));
+INSERT INTO cast_events (key, kind, payload) SELECT p0::UUID, p1::VARCHAR, p2::JSONB FROM (VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID, 'x', '{"k": 1}'::JSONB, 0), ('b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID, 'y', '[1]'::JSONB, 1)) AS imp_sen(p0, p1, p2, sen_counter) ORDER BY sen_counter RETURNING cast_events.id, cast_events.key, cast_events.payload;
+SELECT key, payload FROM cast_events ORDER BY id;
+DROP TABLE cast_events;

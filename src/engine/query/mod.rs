@@ -16,6 +16,7 @@
 //! the block's own writes and no one else's uncommitted ones.
 
 mod aggregates;
+mod casts;
 mod errors;
 mod from_functions;
 mod origins;
@@ -287,6 +288,9 @@ impl QueryEngine {
         }
         let series = datafusion::logical_expr::ScalarUDF::from(series::GenerateSeries::new());
         let _ = state.register_udf(Arc::new(series));
+        for cast in casts::functions() {
+            let _ = state.register_udf(Arc::new(cast));
+        }
         QueryEngine { state }
     }
 

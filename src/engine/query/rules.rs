@@ -25,6 +25,8 @@
 //!   DataFusion cannot read as a list at all, as the IN lists they mean.
 //! - [`literal_array_casts`]: `'{a,b}'::text[]` is the array it spells,
 //!   where DataFusion would make a one-element list of the text.
+//! - [`text_type_casts`]: casts to `uuid`, `json` and `jsonb`, which
+//!   DataFusion has no types for, are calls of `query::casts`' functions.
 //! - [`catalog_syntax`]: what catalog queries (psql's, drivers') write in
 //!   PostgreSQL's own spelling: `pg_catalog.`-qualified functions,
 //!   `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, and casts to
@@ -58,6 +60,7 @@ pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     name_outputs(q);
     any_literal_arrays(q);
     literal_array_casts(q)?;
+    text_type_casts(q);
     int4_literals(q);
     super::system::skip_empty_selects(q);
     // After the select lists that are never evaluated are gone (psql's
@@ -238,6 +241,34 @@ pub(crate) fn literal_array_casts(q: &mut Query) -> SqlResult<()> {
     let mut arrays = Arrays(None);
     let _ = q.visit(&mut arrays);
     arrays.0.map_or(Ok(()), Err)
+}
+
+/// `x::uuid`, `x::json`, `x::jsonb` (and CAST) are calls of the functions
+/// in `query::casts`: DataFusion has no such types.
+pub(crate) fn text_type_casts(q: &mut Query) {
+    struct Casts;
+    impl VisitorMut for Casts {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let Expr::Cast {
+                expr, data_type, ..
+            } = e
+            else {
+                return ControlFlow::Continue(());
+            };
+            let ty = match data_type {
+                DataType::Uuid => crate::types::SqlType::Uuid,
+                DataType::JSON => crate::types::SqlType::Json,
+                DataType::JSONB => crate::types::SqlType::Jsonb,
+                _ => return ControlFlow::Continue(()),
+            };
+            if let Some(name) = super::casts::function_for(&ty) {
+                *e = call(name, (**expr).clone());
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Casts);
 }
 
 /// PostgreSQL's folding of an identifier.

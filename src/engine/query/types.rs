@@ -29,7 +29,7 @@ use crate::types::{Array, SqlType, Value};
 pub(crate) const NUMERIC_SCALE: i8 = 10;
 const NUMERIC_PRECISION: u8 = 38;
 /// The field metadata key naming a text-family column's SQL type.
-const SQL_TYPE: &str = "keyclaim.type";
+pub(super) const SQL_TYPE: &str = "keyclaim.type";
 /// The time zone Arrow timestamps with a zone are kept in.
 const UTC: &str = "+00:00";
 
