@@ -30,7 +30,7 @@ use datafusion::execution::session_state::SessionState;
 use datafusion::execution::FunctionRegistry;
 use datafusion::sql::sqlparser::ast as df_ast;
 
-use crate::catalog::TableDef;
+use crate::catalog::{ForeignKeyDef, TableDef};
 use crate::session::settings::Guc;
 
 pub(crate) use functions::{is_system_function, REGCLASS, REGTYPE};
@@ -99,6 +99,26 @@ impl Snapshot {
     /// Every index of every table.
     fn indexes(&self) -> impl Iterator<Item = Index<'_>> {
         self.tables().flat_map(indexes_of)
+    }
+
+    /// Every constraint of every table.
+    fn constraints(&self) -> impl Iterator<Item = Constraint<'_>> {
+        self.tables().flat_map(|t| constraints_of(self, t))
+    }
+
+    /// What foreign key `fk` references, found through its own definition
+    /// (the referenced table's `referenced_by` is only a hint); None when
+    /// the snapshot has no such table or no unique index to match.
+    fn reference<'a>(&'a self, fk: &'a ForeignKeyDef) -> Option<Reference<'a>> {
+        let table = self.tables().find(|t| t.name == fk.ref_table)?;
+        let index = indexes_of(table)
+            .into_iter()
+            .find(|i| i.unique && same_columns(i.columns, &fk.ref_columns))?;
+        Some(Reference {
+            def: fk,
+            table,
+            index,
+        })
     }
 
     /// The relation (table, sequence or index) with OID `oid`.
@@ -203,34 +223,67 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
     out
 }
 
-/// A table's constraints as the catalog shows them (PRIMARY KEY, UNIQUE).
+/// Whether two lists of columns hold the same columns, in any order (a
+/// foreign key may list a key's columns in another order).
+fn same_columns(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().all(|c| b.contains(c))
+}
+
+/// A table's constraints as the catalog shows them (PRIMARY KEY, UNIQUE,
+/// FOREIGN KEY).
 struct Constraint<'a> {
     oid: u32,
     name: &'a str,
     table: &'a TableDef,
     columns: &'a [usize],
-    /// pg_constraint.contype: `p` or `u`.
+    /// pg_constraint.contype: `p`, `u` or `f`.
     kind: &'static str,
+    /// conindid: its index, or the referenced index a foreign key uses.
     index: u32,
     nulls_not_distinct: bool,
+    /// A foreign key's other end.
+    reference: Option<Reference<'a>>,
 }
 
-/// The constraints are the indexes that back one.
-fn constraints_of(t: &TableDef) -> Vec<Constraint<'_>> {
-    indexes_of(t)
-        .into_iter()
-        .filter_map(|i| {
-            Some(Constraint {
-                oid: i.constraint?,
-                name: i.name,
-                table: i.table,
-                columns: i.columns,
-                kind: if i.primary { "p" } else { "u" },
-                index: i.oid,
-                nulls_not_distinct: i.nulls_not_distinct,
-            })
+/// What a foreign key references, resolved in the snapshot.
+struct Reference<'a> {
+    def: &'a ForeignKeyDef,
+    table: &'a TableDef,
+    /// The referenced table's unique index on the referenced columns, as
+    /// PostgreSQL picks it: the first in creation order (the primary key's
+    /// comes first).
+    index: Index<'a>,
+}
+
+/// The constraints of `t`: the indexes that back one, then its foreign
+/// keys whose referenced table the snapshot has.
+fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
+    let keys = indexes_of(t).into_iter().filter_map(|i| {
+        Some(Constraint {
+            oid: i.constraint?,
+            name: i.name,
+            table: i.table,
+            columns: i.columns,
+            kind: if i.primary { "p" } else { "u" },
+            index: i.oid,
+            nulls_not_distinct: i.nulls_not_distinct,
+            reference: None,
         })
-        .collect()
+    });
+    let foreign = t.foreign_keys.iter().filter_map(|fk| {
+        let reference = s.reference(fk)?;
+        Some(Constraint {
+            oid: oids::foreign_key(t, &fk.name),
+            name: &fk.name,
+            table: t,
+            columns: &fk.columns,
+            kind: "f",
+            index: reference.index.oid,
+            nulls_not_distinct: false,
+            reference: Some(reference),
+        })
+    });
+    keys.chain(foreign).collect()
 }
 
 /// Whether a relation name, as written (schema if qualified), is a system
