@@ -199,6 +199,28 @@ const SPECS: &[Spec] = &[
         },
     },
     Spec {
+        // keyclaim has no triggers (PostgreSQL's foreign key triggers are
+        // internal, and psql shows none of them).
+        name: "pg_get_triggerdef",
+        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        gives: Ret::Text,
+        body: nothing,
+    },
+    Spec {
+        // A set, always empty in keyclaim (`empty_set_selects`): this
+        // gives it its type only.
+        name: "pg_partition_ancestors",
+        takes: &[&[Arg::Any]],
+        gives: Ret::Oid,
+        body: |_, _| Ok(ScalarValue::UInt32(None)),
+    },
+    Spec {
+        name: REGCLASS_OUT,
+        takes: OID,
+        gives: Ret::Text,
+        body: |s, a| Ok(text(oid_arg(a.first()).map(|o| s.regclass_text(o)))),
+    },
+    Spec {
         // keyclaim keeps expressions as their text already.
         name: "pg_get_expr",
         takes: &[&[Arg::Text, Arg::Oid], &[Arg::Text, Arg::Oid, Arg::Bool]],
@@ -473,6 +495,9 @@ const SPECS: &[Spec] = &[
 pub(crate) const REGCLASS: &str = "regclass";
 /// The function `::regtype` becomes (`rules`).
 pub(crate) const REGTYPE: &str = "regtype";
+/// A regclass as text: its relation's name (`rules` calls it where a
+/// regclass is shown or cast to text).
+pub(crate) const REGCLASS_OUT: &str = "regclassout";
 
 /// Whether a function (by its unqualified lower-case name) is answered here.
 pub(crate) fn is_system_function(name: &str) -> bool {

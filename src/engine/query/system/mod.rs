@@ -12,6 +12,9 @@
 //!
 //! What is not there: keyclaim has no views, triggers, extensions,
 //! inheritance, row security or comments, so their relations are empty.
+//! PostgreSQL lists a foreign key's internal triggers in pg_trigger
+//! (which psql's `\d` hides); keyclaim shows only their mark, the
+//! relhastriggers of both tables.
 
 mod functions;
 mod information_schema;
@@ -20,6 +23,7 @@ mod pg_catalog;
 pub(crate) mod pg_types;
 mod table;
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -33,7 +37,7 @@ use datafusion::sql::sqlparser::ast as df_ast;
 use crate::catalog::{ForeignKeyDef, TableDef};
 use crate::session::settings::Guc;
 
-pub(crate) use functions::{is_system_function, REGCLASS, REGTYPE};
+pub(crate) use functions::{is_system_function, REGCLASS, REGCLASS_OUT, REGTYPE};
 
 /// The schemas that hold system relations.
 pub(crate) const PG_CATALOG: &str = "pg_catalog";
@@ -121,6 +125,16 @@ impl Snapshot {
         })
     }
 
+    /// The tables PostgreSQL gives triggers: the referential-integrity
+    /// triggers of a foreign key sit on its table and on the referenced
+    /// one, so both have pg_class.relhastriggers.
+    fn tables_with_triggers(&self) -> HashSet<&str> {
+        self.constraints()
+            .filter_map(|c| Some((c.table, c.reference?.table)))
+            .flat_map(|(child, parent)| [child.name.as_str(), parent.name.as_str()])
+            .collect()
+    }
+
     /// The relation (table, sequence or index) with OID `oid`.
     fn relation_name(&self, oid: u32) -> Option<String> {
         self.relations
@@ -142,6 +156,19 @@ impl Snapshot {
             return Some(false);
         }
         self.relation_name(oid).map(|_| true)
+    }
+
+    /// A relation as `regclass` prints it: its name, quoted if need be and
+    /// qualified when not on the search path; the number for no relation.
+    fn regclass_text(&self, oid: u32) -> String {
+        let Some(name) = self.relation_name(oid) else {
+            return oid.to_string();
+        };
+        let name = crate::catalog::naming::quote_ident(&name);
+        match self.visible(oid) {
+            Some(false) => format!("{INFORMATION_SCHEMA}.{name}"),
+            _ => name,
+        }
     }
 
     /// The OID of the relation a name (possibly schema-qualified, possibly
@@ -397,6 +424,89 @@ fn has_subquery(e: &df_ast::Expr) -> bool {
         _ => ControlFlow::Continue(()),
     })
     .is_break()
+}
+
+/// The set-returning catalog functions whose set is always empty in
+/// keyclaim: PostgreSQL's pg_partition_ancestors answers no row for a
+/// relation that is no partition, and keyclaim has none (psql adds the
+/// relation itself with `UNION ALL VALUES (...)`).
+const EMPTY_SETS: &[&str] = &["pg_partition_ancestors"];
+
+/// A SELECT whose select list calls a set-returning function of
+/// [`EMPTY_SETS`] answers no rows, as PostgreSQL's does: it runs a select
+/// list once per row of its set-returning functions. The function stays,
+/// for its type, and the SELECT keeps its rows only if pg_inherits, where
+/// PostgreSQL finds a partition's ancestors, has any: keyclaim keeps it
+/// empty. (A `WHERE false`, or any condition DataFusion can fold, would
+/// be simpler, but its optimizer then drops the SELECT from a `UNION ALL`
+/// inside `IN (...)` and loses the union's column.) Run after functions
+/// in FROM became SELECTs of their call, it covers `FROM
+/// pg_partition_ancestors(...)` too.
+pub(crate) fn empty_set_selects(q: &mut df_ast::Query) {
+    struct Empty;
+    impl df_ast::VisitorMut for Empty {
+        type Break = ();
+        fn post_visit_select(&mut self, s: &mut df_ast::Select) -> ControlFlow<()> {
+            if s.projection.iter().any(calls_empty_set) {
+                s.selection = match (s.selection.take(), any_inheritance()) {
+                    (Some(own), Some(any)) => Some(df_ast::Expr::BinaryOp {
+                        left: Box::new(any),
+                        op: df_ast::BinaryOperator::And,
+                        right: Box::new(own),
+                    }),
+                    (own, any) => any.or(own),
+                };
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = df_ast::VisitMut::visit(q, &mut Empty);
+}
+
+/// `EXISTS (SELECT 1 FROM pg_catalog.pg_inherits)`.
+fn any_inheritance() -> Option<df_ast::Expr> {
+    use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
+    let sql = "SELECT 1 WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_inherits)";
+    match Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?.pop()? {
+        df_ast::Statement::Query(q) => match *q.body {
+            df_ast::SetExpr::Select(s) => s.selection,
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a select item calls a function of [`EMPTY_SETS`] itself (not
+/// in a subquery, which is a SELECT of its own).
+fn calls_empty_set(item: &df_ast::SelectItem) -> bool {
+    struct Find {
+        depth: usize,
+    }
+    impl df_ast::Visitor for Find {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &df_ast::Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &df_ast::Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &df_ast::Expr) -> ControlFlow<()> {
+            let empty = match e {
+                df_ast::Expr::Function(f) => super::rules::name_parts(&f.name)
+                    .last()
+                    .is_some_and(|n| EMPTY_SETS.contains(&n.as_str())),
+                _ => false,
+            };
+            if empty && self.depth == 0 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    df_ast::Visit::visit(item, &mut Find { depth: 0 }).is_break()
 }
 
 /// A schema whose system relations are built from the snapshot when

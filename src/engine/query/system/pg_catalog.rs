@@ -765,9 +765,10 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
             0u32, "0", "0",
         ]
     };
+    let triggers = s.tables_with_triggers();
     let mut out = Vec::new();
     for t in s.tables() {
-        out.push(class(
+        let mut row = class(
             oids::relation(t),
             &t.name,
             PUBLIC_NAMESPACE,
@@ -775,7 +776,9 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
             2,
             t.columns.len(),
             !indexes_of(t).is_empty(),
-        ));
+        );
+        row[RELHASTRIGGERS] = triggers.contains(t.name.as_str()).into();
+        out.push(row);
     }
     for q in s.sequences() {
         out.push(class(
@@ -813,6 +816,9 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
     }
     out
 }
+
+/// pg_class.relhastriggers' position.
+const RELHASTRIGGERS: usize = 20;
 
 /// pg_attribute's storage columns for a type: (len, byval, align, storage).
 fn storage(oid: u32) -> (i16, bool, &'static str, &'static str) {
@@ -1188,6 +1194,7 @@ fn settings(s: &Snapshot) -> Vec<Vec<Cell>> {
 }
 
 fn tables_view(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let triggers = s.tables_with_triggers();
     let user = s.tables().map(|t| {
         row![
             "public",
@@ -1196,7 +1203,7 @@ fn tables_view(s: &Snapshot) -> Vec<Vec<Cell>> {
             Cell::Null,
             !indexes_of(t).is_empty(),
             false,
-            false,
+            triggers.contains(t.name.as_str()),
             false
         ]
     });
