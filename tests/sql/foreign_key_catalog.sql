@@ -66,6 +66,25 @@ WHERE
     c1.relnamespace = c2.relnamespace AND
     pg_catalog.pg_table_is_visible(c1.oid)
 ORDER BY 1;
+-- Django's get_key_columns (before 4.1)
+SELECT kcu.column_name, ccu.table_name AS referenced_table, ccu.column_name AS referenced_column
+FROM information_schema.constraint_column_usage ccu
+LEFT JOIN information_schema.key_column_usage kcu
+    ON ccu.constraint_catalog = kcu.constraint_catalog
+        AND ccu.constraint_schema = kcu.constraint_schema
+        AND ccu.constraint_name = kcu.constraint_name
+LEFT JOIN information_schema.table_constraints tc
+    ON ccu.constraint_catalog = tc.constraint_catalog
+        AND ccu.constraint_schema = tc.constraint_schema
+        AND ccu.constraint_name = tc.constraint_name
+WHERE kcu.table_name = 'posts' AND tc.constraint_type = 'FOREIGN KEY'
+ORDER BY 1;
+-- a composite key's column pairs, as information_schema gives them
+SELECT rc.constraint_name, kcu.column_name, kcu2.table_name AS ref_table, kcu2.column_name AS ref_column, rc.update_rule, rc.delete_rule
+FROM information_schema.referential_constraints rc
+JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = rc.constraint_name AND kcu.constraint_schema = rc.constraint_schema
+JOIN information_schema.key_column_usage kcu2 ON kcu2.constraint_name = rc.unique_constraint_name AND kcu2.constraint_schema = rc.unique_constraint_schema AND kcu2.ordinal_position = kcu.position_in_unique_constraint
+ORDER BY 1, 2;
 -- the trigger query psql 11 and 12 send for `\d`
 SELECT t.tgname, pg_catalog.pg_get_triggerdef(t.oid, true), t.tgenabled, t.tgisinternal, (SELECT pg_catalog.array_agg(d.refobjid) FROM pg_catalog.pg_depend d WHERE d.objid = t.oid AND d.refclassid = 'pg_catalog.pg_trigger'::pg_catalog.regclass) AS parent
 FROM pg_catalog.pg_trigger t

@@ -128,6 +128,8 @@ fn database(s: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
 
 const OID: &[&[Arg]] = &[&[Arg::Oid]];
 const NONE: &[&[Arg]] = &[&[]];
+/// An object's definition, `pretty` or not (`pg_get_constraintdef`).
+const OID_PRETTY: &[&[Arg]] = &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]];
 const PRIVILEGE: &[&[Arg]] = &[
     &[Arg::Any, Arg::Text],
     &[Arg::Any, Arg::Any, Arg::Text],
@@ -190,7 +192,7 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         name: "pg_get_constraintdef",
-        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        takes: OID_PRETTY,
         gives: Ret::Text,
         body: |s, a| {
             Ok(text(
@@ -202,7 +204,7 @@ const SPECS: &[Spec] = &[
         // keyclaim has no triggers (PostgreSQL's foreign key triggers are
         // internal, and psql shows none of them).
         name: "pg_get_triggerdef",
-        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        takes: OID_PRETTY,
         gives: Ret::Text,
         body: nothing,
     },
@@ -247,7 +249,7 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         name: "pg_get_viewdef",
-        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        takes: OID_PRETTY,
         gives: Ret::Text,
         body: nothing,
     },

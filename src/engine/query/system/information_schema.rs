@@ -381,7 +381,7 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
             &c.name,
             i + 1,
             default,
-            if nullable { "YES" } else { "NO" },
+            yes_no(nullable),
             f.data_type,
             f.char_max,
             f.octet_max,
@@ -409,13 +409,13 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
             Cell::Null,
             (i + 1).to_string(),
             "NO",
-            if identity.is_some() { "YES" } else { "NO" },
+            yes_no(identity.is_some()),
             identity,
             seq.as_ref().map(|q| q.start.to_string()),
             seq.as_ref().map(|q| q.increment.to_string()),
             seq.as_ref().map(|q| q.max.to_string()),
             seq.as_ref().map(|q| q.min.to_string()),
-            seq.as_ref().map(|q| if q.cycle { "YES" } else { "NO" }),
+            seq.as_ref().map(|q| yes_no(q.cycle)),
             "NEVER",
             Cell::Null,
             "YES",
@@ -482,6 +482,7 @@ fn table_constraints(s: &Snapshot) -> Vec<Vec<Cell>> {
     out
 }
 
+/// A truth as information_schema spells it (its `yes_or_no` domain).
 fn yes_no(b: bool) -> &'static str {
     if b {
         "YES"
@@ -595,7 +596,7 @@ fn sequences(s: &Snapshot) -> Vec<Vec<Cell>> {
                 d.min.to_string(),
                 d.max.to_string(),
                 d.increment.to_string(),
-                if d.cycle { "YES" } else { "NO" },
+                yes_no(d.cycle),
             ])
         })
         .collect()
