@@ -17,6 +17,7 @@ CREATE TABLE shops (id int PRIMARY KEY, country text, code int,
 CREATE TABLE nodes (id int PRIMARY KEY, parent int REFERENCES nodes ON DELETE CASCADE, slug text);
 CREATE UNIQUE INDEX nodes_slug ON nodes (slug);
 CREATE TABLE "Links" ("From" text REFERENCES nodes (slug), id int PRIMARY KEY);
+CREATE TABLE clicks (id int PRIMARY KEY, link int REFERENCES "Links" ON UPDATE SET NULL);
 -- psql
 \d posts
 \d users
@@ -24,6 +25,7 @@ CREATE TABLE "Links" ("From" text REFERENCES nodes (slug), id int PRIMARY KEY);
 \d regions
 \d nodes
 \d "Links"
+\d clicks
 -- pg_constraint
 SELECT conname, contype, condeferrable, condeferred, convalidated, confupdtype, confdeltype, confmatchtype, conkey, confkey, conrelid::regclass, confrelid::regclass, conparentid, contypid, conislocal, coninhcount, connoinherit FROM pg_constraint WHERE contype = 'f' ORDER BY conname;
 SELECT conname, pg_get_constraintdef(oid), pg_get_constraintdef(oid, true) FROM pg_constraint WHERE contype = 'f' ORDER BY conname;
@@ -92,6 +94,13 @@ WHERE t.tgrelid = 'posts'::regclass AND (NOT t.tgisinternal OR (t.tgisinternal A
     OR EXISTS (SELECT 1 FROM pg_catalog.pg_depend WHERE objid = t.oid
         AND refclassid = 'pg_catalog.pg_trigger'::pg_catalog.regclass))
 ORDER BY 1;
+-- a foreign key its own transaction sees, and nobody after a rollback
+BEGIN;
+CREATE TABLE drafts (id int PRIMARY KEY, author bigint REFERENCES users);
+SELECT conname, confrelid::regclass, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'drafts'::regclass;
+\d users
+ROLLBACK;
+SELECT count(*) FROM pg_constraint WHERE conname = 'drafts_author_fkey';
 -- a foreign key added and dropped; a dropped child
 ALTER TABLE tags DROP CONSTRAINT tags_owner_fkey;
 ALTER TABLE tags ADD CONSTRAINT tags_owner FOREIGN KEY (owner) REFERENCES users (email) ON UPDATE RESTRICT;
@@ -99,6 +108,6 @@ DROP TABLE posts;
 \d users
 \d tags
 SELECT conname, conrelid::regclass, pg_get_constraintdef(oid) FROM pg_constraint WHERE contype = 'f' ORDER BY 1;
-DROP TABLE tags, shops, "Links";
+DROP TABLE tags, shops, clicks, "Links";
 \d users
 DROP TABLE users, regions, nodes;

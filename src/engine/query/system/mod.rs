@@ -159,8 +159,12 @@ impl Snapshot {
     }
 
     /// A relation as `regclass` prints it: its name, quoted if need be and
-    /// qualified when not on the search path; the number for no relation.
+    /// qualified when not on the search path; `-` for OID 0 (a key's
+    /// confrelid), the number for no relation.
     fn regclass_text(&self, oid: u32) -> String {
+        if oid == 0 {
+            return "-".into();
+        }
         let Some(name) = self.relation_name(oid) else {
             return oid.to_string();
         };
