@@ -688,6 +688,20 @@ mod tests {
     }
 
     #[test]
+    fn a_tables_partition_ancestors_are_no_rows() {
+        assert_eq!(
+            rewritten(
+                "SELECT x FROM t WHERE x IN (SELECT pg_partition_ancestors('t') UNION ALL VALUES (1))"
+            ),
+            "SELECT x FROM t WHERE x IN (SELECT pg_partition_ancestors('t') AS \"pg_partition_ancestors\" \
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_inherits) UNION ALL VALUES (CAST(1 AS INTEGER)))"
+        );
+        let from =
+            rewritten("SELECT * FROM pg_partition_ancestors('t') WITH ORDINALITY AS a(r, n)");
+        assert!(from.contains("WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_inherits)"));
+    }
+
+    #[test]
     fn repeated_names_are_made_unique_for_datafusion() {
         let sql = rewritten("SELECT a, a, sum(b), sum(c) FROM t");
         assert_eq!(
