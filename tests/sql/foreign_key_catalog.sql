@@ -38,6 +38,14 @@ SELECT relname, relhastriggers FROM pg_class WHERE relnamespace = 2200 AND relki
 SELECT tablename, hastriggers FROM pg_tables WHERE schemaname = 'public' ORDER BY 1;
 -- dependencies: a constraint on its columns, a foreign key on the index and the columns it references
 SELECT con.conname, d.refobjid::regclass, d.refobjsubid, d.deptype FROM pg_depend d JOIN pg_constraint con ON con.oid = d.objid WHERE d.classid = 'pg_constraint'::regclass AND con.conrelid IN ('posts'::regclass, 'shops'::regclass) ORDER BY 1, d.refobjid::regclass::text, 3;
+-- the referenced index a foreign key uses is the first whose columns match, in any order
+CREATE TABLE pairs (id int PRIMARY KEY, a int, b int, UNIQUE (a, b), UNIQUE (b, a));
+CREATE TABLE pair_refs (id int PRIMARY KEY, x int, y int,
+  FOREIGN KEY (y, x) REFERENCES pairs (b, a), FOREIGN KEY (x, y) REFERENCES pairs (a, b));
+SELECT con.conname, i.relname, pg_get_constraintdef(con.oid) FROM pg_constraint con JOIN pg_class i ON i.oid = con.conindid WHERE con.conrelid = 'pair_refs'::regclass AND con.contype = 'f' ORDER BY 1;
+SELECT constraint_name, column_name, ordinal_position, position_in_unique_constraint FROM information_schema.key_column_usage WHERE table_name = 'pair_refs' ORDER BY 1, 3;
+SELECT constraint_name, unique_constraint_name FROM information_schema.referential_constraints WHERE constraint_name LIKE 'pair_refs%' ORDER BY 1;
+DROP TABLE pair_refs, pairs;
 -- regclass prints a name, compares as an OID
 SELECT pg_partition_ancestors('users'), pg_partition_ancestors('users') = 'users'::regclass AS same;
 SELECT a.relid::regclass, a.depth FROM pg_partition_ancestors('posts') WITH ORDINALITY AS a(relid, depth);
