@@ -95,11 +95,11 @@ FROM information_schema.referential_constraints rc
 JOIN information_schema.key_column_usage kcu ON kcu.constraint_name = rc.constraint_name AND kcu.constraint_schema = rc.constraint_schema
 JOIN information_schema.key_column_usage kcu2 ON kcu2.constraint_name = rc.unique_constraint_name AND kcu2.constraint_schema = rc.unique_constraint_schema AND kcu2.ordinal_position = kcu.position_in_unique_constraint
 ORDER BY 1, 2;
--- the trigger query psql 11 and 12 send for `\d`
-SELECT t.tgname, pg_catalog.pg_get_triggerdef(t.oid, true), t.tgenabled, t.tgisinternal, (SELECT pg_catalog.array_agg(d.refobjid) FROM pg_catalog.pg_depend d WHERE d.objid = t.oid AND d.refclassid = 'pg_catalog.pg_trigger'::pg_catalog.regclass) AS parent
+-- the trigger query psql 11 and 12 send for `\d` (the table's OID as a name here)
+SELECT t.tgname, pg_catalog.pg_get_triggerdef(t.oid, true), t.tgenabled, t.tgisinternal
 FROM pg_catalog.pg_trigger t
-WHERE t.tgrelid = 'posts'::regclass AND (NOT t.tgisinternal OR (t.tgisinternal AND t.tgenabled = 'D')
-    OR EXISTS (SELECT 1 FROM pg_catalog.pg_depend WHERE objid = t.oid
+WHERE t.tgrelid = 'posts'::regclass AND (NOT t.tgisinternal OR (t.tgisinternal AND t.tgenabled = 'D') 
+    OR EXISTS (SELECT 1 FROM pg_catalog.pg_depend WHERE objid = t.oid 
         AND refclassid = 'pg_catalog.pg_trigger'::pg_catalog.regclass))
 ORDER BY 1;
 -- a foreign key its own transaction sees, and nobody after a rollback
