@@ -11,6 +11,9 @@
 //!   ORDER BY / GROUP BY references and LIMIT / OFFSET stay as they are.
 //! - `from_functions::functions_in_from`: a function call in FROM is a
 //!   subquery of one row, named as PostgreSQL names it.
+//! - `system::empty_set_selects`: a select list that calls a
+//!   set-returning catalog function whose set is always empty in
+//!   keyclaim (`pg_partition_ancestors`) answers no rows.
 //! - `subqueries::scalar_subqueries`: a scalar subquery that is a plain SELECT of
 //!   one expression takes its value through `single_value` (DataFusion
 //!   decorrelates only aggregated subqueries; the aggregate gives NULL for
@@ -31,6 +34,8 @@
 //!   PostgreSQL's own spelling: `pg_catalog.`-qualified functions,
 //!   `OPERATOR(pg_catalog.~)`, `COLLATE pg_catalog.default`, and casts to
 //!   `regclass`, `regtype`, `oid`, `name` and `"char"`.
+//! - [`regclass_names`]: a regclass is an OID to compare, and its
+//!   relation's name where it is shown or cast to text.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -67,8 +72,10 @@ pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     // `\d` has a generate_series over another FROM item's column in one);
     // the subqueries it makes name their items themselves.
     super::from_functions::functions_in_from(q)?;
+    super::system::empty_set_selects(q);
     super::subqueries::select_list_subqueries(q);
     super::subqueries::scalar_subqueries(q);
+    regclass_names(q);
     catalog_syntax(q);
     Ok(())
 }
@@ -582,6 +589,63 @@ fn catalog_cast(dt: &DataType) -> Option<CatalogCast> {
     })
 }
 
+/// Whether an expression is of type regclass: a cast to it, or a catalog
+/// function that returns one.
+fn is_regclass(e: &Expr) -> bool {
+    match e {
+        Expr::Nested(inner) => is_regclass(inner),
+        Expr::Cast { data_type, .. } => {
+            matches!(catalog_cast(data_type), Some(CatalogCast::Call(f)) if f == super::system::REGCLASS)
+        }
+        Expr::Function(f) => matches!(
+            catalog_name(&f.name).as_deref(),
+            Some("to_regclass" | "pg_partition_ancestors")
+        ),
+        _ => false,
+    }
+}
+
+/// Whether a cast is to text (or `name`).
+fn is_text(dt: &DataType) -> bool {
+    matches!(dt, DataType::Text | DataType::Varchar(_))
+        || matches!(catalog_cast(dt), Some(CatalogCast::To(DataType::Text)))
+}
+
+/// The engine keeps a regclass as its OID, which is what comparisons
+/// need (`c.oid = 't'::regclass`, `confrelid IN (...)`); PostgreSQL
+/// prints it as its relation's name. So a regclass the client sees (a
+/// select item of the query's own result) or casts to text becomes the
+/// name. One difference remains: ordering by such a result column orders
+/// by name, where PostgreSQL orders a regclass by OID.
+pub(crate) fn regclass_names(q: &mut Query) {
+    let name = |e: &mut Expr| {
+        let regclass = std::mem::replace(e, Expr::value(Value::Null));
+        *e = call(super::system::REGCLASS_OUT, regclass);
+    };
+    each_select(&mut q.body, &mut |s| {
+        for item in &mut s.projection {
+            if let SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } = item {
+                if is_regclass(e) {
+                    name(e);
+                }
+            }
+        }
+    });
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions_mut(q, |e| {
+        if let Expr::Cast {
+            expr, data_type, ..
+        } = e
+        {
+            if is_text(data_type) && is_regclass(expr) {
+                let mut inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+                name(&mut inner);
+                *e = inner;
+            }
+        }
+        ControlFlow::<()>::Continue(())
+    });
+}
+
 /// The operator `OPERATOR(pg_catalog.~)` names.
 fn custom_operator(parts: &[String]) -> Option<BinaryOperator> {
     let op = match parts {
@@ -701,6 +765,29 @@ mod tests {
              CAST(1 AS INTEGER)::INT AS \"int4\", x::TEXT AS \"x\", \
              CASE WHEN a THEN CAST(1 AS INTEGER) END AS \"case\" FROM t"
         );
+    }
+
+    #[test]
+    fn a_regclass_shows_as_a_name_and_compares_as_an_oid() {
+        assert_eq!(
+            rewritten("SELECT c::regclass AS t, c::regclass::text FROM x WHERE c = 't'::regclass"),
+            "SELECT regclassout(regclass(c)) AS t, regclassout(regclass(c)) AS \"c\" \
+             FROM x WHERE c = regclass('t')"
+        );
+    }
+
+    #[test]
+    fn a_tables_partition_ancestors_are_no_rows() {
+        assert_eq!(
+            rewritten(
+                "SELECT x FROM t WHERE x IN (SELECT pg_partition_ancestors('t') UNION ALL VALUES (1))"
+            ),
+            "SELECT x FROM t WHERE x IN (SELECT pg_partition_ancestors('t') AS \"pg_partition_ancestors\" \
+             WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_inherits) UNION ALL VALUES (CAST(1 AS INTEGER)))"
+        );
+        let from =
+            rewritten("SELECT * FROM pg_partition_ancestors('t') WITH ORDINALITY AS a(r, n)");
+        assert!(from.contains("WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_inherits)"));
     }
 
     #[test]

@@ -128,6 +128,8 @@ fn database(s: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
 
 const OID: &[&[Arg]] = &[&[Arg::Oid]];
 const NONE: &[&[Arg]] = &[&[]];
+/// An object's definition, `pretty` or not (`pg_get_constraintdef`).
+const OID_PRETTY: &[&[Arg]] = &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]];
 const PRIVILEGE: &[&[Arg]] = &[
     &[Arg::Any, Arg::Text],
     &[Arg::Any, Arg::Any, Arg::Text],
@@ -190,13 +192,35 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         name: "pg_get_constraintdef",
-        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        takes: OID_PRETTY,
         gives: Ret::Text,
         body: |s, a| {
             Ok(text(
                 oid_arg(a.first()).and_then(|o| pg_catalog::constraintdef(s, o)),
             ))
         },
+    },
+    Spec {
+        // keyclaim has no triggers (PostgreSQL's foreign key triggers are
+        // internal, and psql shows none of them).
+        name: "pg_get_triggerdef",
+        takes: OID_PRETTY,
+        gives: Ret::Text,
+        body: nothing,
+    },
+    Spec {
+        // A set, always empty in keyclaim (`empty_set_selects`): this
+        // gives it its type only.
+        name: "pg_partition_ancestors",
+        takes: &[&[Arg::Any]],
+        gives: Ret::Oid,
+        body: |_, _| Ok(ScalarValue::UInt32(None)),
+    },
+    Spec {
+        name: REGCLASS_OUT,
+        takes: OID,
+        gives: Ret::Text,
+        body: |s, a| Ok(text(oid_arg(a.first()).map(|o| s.regclass_text(o)))),
     },
     Spec {
         // keyclaim keeps expressions as their text already.
@@ -225,7 +249,7 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         name: "pg_get_viewdef",
-        takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Bool]],
+        takes: OID_PRETTY,
         gives: Ret::Text,
         body: nothing,
     },
@@ -473,6 +497,9 @@ const SPECS: &[Spec] = &[
 pub(crate) const REGCLASS: &str = "regclass";
 /// The function `::regtype` becomes (`rules`).
 pub(crate) const REGTYPE: &str = "regtype";
+/// A regclass as text: its relation's name (`rules` calls it where a
+/// regclass is shown or cast to text).
+pub(crate) const REGCLASS_OUT: &str = "regclassout";
 
 /// Whether a function (by its unqualified lower-case name) is answered here.
 pub(crate) fn is_system_function(name: &str) -> bool {

@@ -6,7 +6,7 @@
 
 use super::oids::{self, PUBLIC_NAMESPACE};
 use super::table::{row, Cell, Col::*, Def};
-use super::{constraints_of, pg_catalog, Snapshot};
+use super::{constraints_of, pg_catalog, Constraint, Snapshot};
 use crate::catalog::{Identity, TableDef};
 use crate::types::SqlType;
 
@@ -225,9 +225,9 @@ pub(super) const RELATIONS: &[(&Def, u32)] = &[
     (&VIEWS, 13_390),
 ];
 
-/// The views that are empty in keyclaim: it has no foreign keys, views
-/// or routines of its own.
-pub(super) const EMPTY: &[&str] = &["referential_constraints", "routines", "views"];
+/// The views that are empty in keyclaim: it has no views or routines of
+/// its own.
+pub(super) const EMPTY: &[&str] = &["routines", "views"];
 
 /// The rows of the information_schema view `name`.
 pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
@@ -243,7 +243,9 @@ pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
         "tables" => tables(s),
         "columns" => s.tables().flat_map(|t| columns(s, t)).collect(),
         "table_constraints" => table_constraints(s),
-        "key_column_usage" | "constraint_column_usage" => key_columns(s, name),
+        "key_column_usage" => key_column_usage(s),
+        "constraint_column_usage" => constraint_column_usage(s),
+        "referential_constraints" => referential_constraints(s),
         "check_constraints" => s
             .tables()
             .flat_map(|t| {
@@ -379,7 +381,7 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
             &c.name,
             i + 1,
             default,
-            if nullable { "YES" } else { "NO" },
+            yes_no(nullable),
             f.data_type,
             f.char_max,
             f.octet_max,
@@ -407,13 +409,13 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
             Cell::Null,
             (i + 1).to_string(),
             "NO",
-            if identity.is_some() { "YES" } else { "NO" },
+            yes_no(identity.is_some()),
             identity,
             seq.as_ref().map(|q| q.start.to_string()),
             seq.as_ref().map(|q| q.increment.to_string()),
             seq.as_ref().map(|q| q.max.to_string()),
             seq.as_ref().map(|q| q.min.to_string()),
-            seq.as_ref().map(|q| if q.cycle { "YES" } else { "NO" }),
+            seq.as_ref().map(|q| yes_no(q.cycle)),
             "NEVER",
             Cell::Null,
             "YES",
@@ -445,15 +447,20 @@ fn table_constraints(s: &Snapshot) -> Vec<Vec<Cell>> {
     let db = s.database.as_str();
     let mut out = Vec::new();
     for t in s.tables() {
-        for c in constraints_of(t) {
+        for c in constraints_of(s, t) {
             // nulls_distinct is only a unique constraint's.
             let (kind, distinct) = match c.kind {
                 "p" => ("PRIMARY KEY", None),
+                "f" => ("FOREIGN KEY", None),
                 _ if c.nulls_not_distinct => ("UNIQUE", Some("NO")),
                 _ => ("UNIQUE", Some("YES")),
             };
+            let def = c.reference.as_ref().map(|r| r.def);
+            let deferrable = yes_no(def.is_some_and(|d| d.deferrable));
+            let deferred = yes_no(def.is_some_and(|d| d.initially_deferred));
             out.push(row![
-                db, "public", c.name, db, "public", &t.name, kind, "NO", "NO", "YES", distinct,
+                db, "public", c.name, db, "public", &t.name, kind, deferrable, deferred, "YES",
+                distinct,
             ]);
         }
         for (name, _) in not_nulls(t) {
@@ -475,34 +482,88 @@ fn table_constraints(s: &Snapshot) -> Vec<Vec<Cell>> {
     out
 }
 
-/// key_column_usage (one row per constraint column, in key order) or
-/// constraint_column_usage (one per column a constraint uses).
-fn key_columns(s: &Snapshot, view: &str) -> Vec<Vec<Cell>> {
+/// A truth as information_schema spells it (its `yes_or_no` domain).
+fn yes_no(b: bool) -> &'static str {
+    if b {
+        "YES"
+    } else {
+        "NO"
+    }
+}
+
+/// One row per constraint column, in key order; a foreign key's with the
+/// position of the column it references in the referenced key's index.
+fn key_column_usage(s: &Snapshot) -> Vec<Vec<Cell>> {
     let db = s.database.as_str();
     let mut out = Vec::new();
-    for t in s.tables() {
-        for c in constraints_of(t) {
-            for (n, &i) in c.columns.iter().enumerate() {
-                let column = &t.columns[i].name;
-                out.push(if view == "key_column_usage" {
-                    row![
-                        db,
-                        "public",
-                        c.name,
-                        db,
-                        "public",
-                        &t.name,
-                        column,
-                        n + 1,
-                        Cell::Null
-                    ]
-                } else {
-                    row![db, "public", &t.name, column, db, "public", c.name]
-                });
-            }
+    for c in s.constraints() {
+        for (n, &i) in c.columns.iter().enumerate() {
+            let position = c.reference.as_ref().and_then(|r| {
+                let referenced = r.def.ref_columns.get(n)?;
+                Some(r.index.columns.iter().position(|k| k == referenced)? + 1)
+            });
+            out.push(row![
+                db,
+                "public",
+                c.name,
+                db,
+                "public",
+                &c.table.name,
+                &c.table.columns[i].name,
+                n + 1,
+                position
+            ]);
         }
     }
     out
+}
+
+/// One row per column a constraint uses: for a foreign key, as in
+/// PostgreSQL, the referenced columns.
+fn constraint_column_usage(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let db = s.database.as_str();
+    let mut out = Vec::new();
+    for c in s.constraints() {
+        let (table, columns) = match &c.reference {
+            Some(r) => (r.table, r.def.ref_columns.as_slice()),
+            None => (c.table, c.columns),
+        };
+        for &i in columns {
+            out.push(row![
+                db,
+                "public",
+                &table.name,
+                &table.columns[i].name,
+                db,
+                "public",
+                c.name
+            ]);
+        }
+    }
+    out
+}
+
+/// One row per foreign key: the constraint of the index it uses (none
+/// for a unique index of its own), MATCH SIMPLE (`NONE`) and its actions.
+fn referential_constraints(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let db = s.database.as_str();
+    s.constraints()
+        .filter_map(|c: Constraint<'_>| {
+            let r = c.reference.as_ref()?;
+            let unique = r.index.constraint.map(|_| r.index.name);
+            Some(row![
+                db,
+                "public",
+                c.name,
+                unique.map(|_| db),
+                unique.map(|_| "public"),
+                unique,
+                "NONE",
+                r.def.on_update.sql(),
+                r.def.on_delete.sql(),
+            ])
+        })
+        .collect()
 }
 
 fn sequences(s: &Snapshot) -> Vec<Vec<Cell>> {
@@ -535,7 +596,7 @@ fn sequences(s: &Snapshot) -> Vec<Vec<Cell>> {
                 d.min.to_string(),
                 d.max.to_string(),
                 d.increment.to_string(),
-                if d.cycle { "YES" } else { "NO" },
+                yes_no(d.cycle),
             ])
         })
         .collect()

@@ -12,6 +12,9 @@
 //!
 //! What is not there: keyclaim has no views, triggers, extensions,
 //! inheritance, row security or comments, so their relations are empty.
+//! PostgreSQL lists a foreign key's internal triggers in pg_trigger
+//! (which psql's `\d` hides); keyclaim shows only their mark, the
+//! relhastriggers of both tables.
 
 mod functions;
 mod information_schema;
@@ -20,6 +23,7 @@ mod pg_catalog;
 pub(crate) mod pg_types;
 mod table;
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -30,10 +34,10 @@ use datafusion::execution::session_state::SessionState;
 use datafusion::execution::FunctionRegistry;
 use datafusion::sql::sqlparser::ast as df_ast;
 
-use crate::catalog::TableDef;
+use crate::catalog::{ForeignKeyDef, TableDef};
 use crate::session::settings::Guc;
 
-pub(crate) use functions::{is_system_function, REGCLASS, REGTYPE};
+pub(crate) use functions::{is_system_function, REGCLASS, REGCLASS_OUT, REGTYPE};
 
 /// The schemas that hold system relations.
 pub(crate) const PG_CATALOG: &str = "pg_catalog";
@@ -101,6 +105,36 @@ impl Snapshot {
         self.tables().flat_map(indexes_of)
     }
 
+    /// Every constraint of every table.
+    fn constraints(&self) -> impl Iterator<Item = Constraint<'_>> {
+        self.tables().flat_map(|t| constraints_of(self, t))
+    }
+
+    /// What foreign key `fk` references, found through its own definition
+    /// (the referenced table's `referenced_by` is only a hint); None when
+    /// the snapshot has no such table or no unique index to match.
+    fn reference<'a>(&'a self, fk: &'a ForeignKeyDef) -> Option<Reference<'a>> {
+        let table = self.tables().find(|t| t.name == fk.ref_table)?;
+        let index = indexes_of(table)
+            .into_iter()
+            .find(|i| i.unique && same_columns(i.columns, &fk.ref_columns))?;
+        Some(Reference {
+            def: fk,
+            table,
+            index,
+        })
+    }
+
+    /// The tables PostgreSQL gives triggers: the referential-integrity
+    /// triggers of a foreign key sit on its table and on the referenced
+    /// one, so both have pg_class.relhastriggers.
+    fn tables_with_triggers(&self) -> HashSet<&str> {
+        self.constraints()
+            .filter_map(|c| Some((c.table, c.reference?.table)))
+            .flat_map(|(child, parent)| [child.name.as_str(), parent.name.as_str()])
+            .collect()
+    }
+
     /// The relation (table, sequence or index) with OID `oid`.
     fn relation_name(&self, oid: u32) -> Option<String> {
         self.relations
@@ -122,6 +156,23 @@ impl Snapshot {
             return Some(false);
         }
         self.relation_name(oid).map(|_| true)
+    }
+
+    /// A relation as `regclass` prints it: its name, quoted if need be and
+    /// qualified when not on the search path; `-` for OID 0 (a key's
+    /// confrelid), the number for no relation.
+    fn regclass_text(&self, oid: u32) -> String {
+        if oid == 0 {
+            return "-".into();
+        }
+        let Some(name) = self.relation_name(oid) else {
+            return oid.to_string();
+        };
+        let name = crate::catalog::naming::quote_ident(&name);
+        match self.visible(oid) {
+            Some(false) => format!("{INFORMATION_SCHEMA}.{name}"),
+            _ => name,
+        }
     }
 
     /// The OID of the relation a name (possibly schema-qualified, possibly
@@ -203,34 +254,67 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
     out
 }
 
-/// A table's constraints as the catalog shows them (PRIMARY KEY, UNIQUE).
+/// Whether two lists of columns hold the same columns, in any order (a
+/// foreign key may list a key's columns in another order).
+fn same_columns(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().all(|c| b.contains(c))
+}
+
+/// A table's constraints as the catalog shows them (PRIMARY KEY, UNIQUE,
+/// FOREIGN KEY).
 struct Constraint<'a> {
     oid: u32,
     name: &'a str,
     table: &'a TableDef,
     columns: &'a [usize],
-    /// pg_constraint.contype: `p` or `u`.
+    /// pg_constraint.contype: `p`, `u` or `f`.
     kind: &'static str,
+    /// conindid: its index, or the referenced index a foreign key uses.
     index: u32,
     nulls_not_distinct: bool,
+    /// A foreign key's other end.
+    reference: Option<Reference<'a>>,
 }
 
-/// The constraints are the indexes that back one.
-fn constraints_of(t: &TableDef) -> Vec<Constraint<'_>> {
-    indexes_of(t)
-        .into_iter()
-        .filter_map(|i| {
-            Some(Constraint {
-                oid: i.constraint?,
-                name: i.name,
-                table: i.table,
-                columns: i.columns,
-                kind: if i.primary { "p" } else { "u" },
-                index: i.oid,
-                nulls_not_distinct: i.nulls_not_distinct,
-            })
+/// What a foreign key references, resolved in the snapshot.
+struct Reference<'a> {
+    def: &'a ForeignKeyDef,
+    table: &'a TableDef,
+    /// The referenced table's unique index on the referenced columns, as
+    /// PostgreSQL picks it: the first in creation order (the primary key's
+    /// comes first).
+    index: Index<'a>,
+}
+
+/// The constraints of `t`: the indexes that back one, then its foreign
+/// keys whose referenced table the snapshot has.
+fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
+    let keys = indexes_of(t).into_iter().filter_map(|i| {
+        Some(Constraint {
+            oid: i.constraint?,
+            name: i.name,
+            table: i.table,
+            columns: i.columns,
+            kind: if i.primary { "p" } else { "u" },
+            index: i.oid,
+            nulls_not_distinct: i.nulls_not_distinct,
+            reference: None,
         })
-        .collect()
+    });
+    let foreign = t.foreign_keys.iter().filter_map(|fk| {
+        let reference = s.reference(fk)?;
+        Some(Constraint {
+            oid: oids::foreign_key(t, &fk.name),
+            name: &fk.name,
+            table: t,
+            columns: &fk.columns,
+            kind: "f",
+            index: reference.index.oid,
+            nulls_not_distinct: false,
+            reference: Some(reference),
+        })
+    });
+    keys.chain(foreign).collect()
 }
 
 /// Whether a relation name, as written (schema if qualified), is a system
@@ -344,6 +428,89 @@ fn has_subquery(e: &df_ast::Expr) -> bool {
         _ => ControlFlow::Continue(()),
     })
     .is_break()
+}
+
+/// The set-returning catalog functions whose set is always empty in
+/// keyclaim: PostgreSQL's pg_partition_ancestors answers no row for a
+/// relation that is no partition, and keyclaim has none (psql adds the
+/// relation itself with `UNION ALL VALUES (...)`).
+const EMPTY_SETS: &[&str] = &["pg_partition_ancestors"];
+
+/// A SELECT whose select list calls a set-returning function of
+/// [`EMPTY_SETS`] answers no rows, as PostgreSQL's does: it runs a select
+/// list once per row of its set-returning functions. The function stays,
+/// for its type, and the SELECT keeps its rows only if pg_inherits, where
+/// PostgreSQL finds a partition's ancestors, has any: keyclaim keeps it
+/// empty. (A `WHERE false`, or any condition DataFusion can fold, would
+/// be simpler, but its optimizer then drops the SELECT from a `UNION ALL`
+/// inside `IN (...)` and loses the union's column.) Run after functions
+/// in FROM became SELECTs of their call, it covers `FROM
+/// pg_partition_ancestors(...)` too.
+pub(crate) fn empty_set_selects(q: &mut df_ast::Query) {
+    struct Empty;
+    impl df_ast::VisitorMut for Empty {
+        type Break = ();
+        fn post_visit_select(&mut self, s: &mut df_ast::Select) -> ControlFlow<()> {
+            if s.projection.iter().any(calls_empty_set) {
+                s.selection = match (s.selection.take(), any_inheritance()) {
+                    (Some(own), Some(any)) => Some(df_ast::Expr::BinaryOp {
+                        left: Box::new(any),
+                        op: df_ast::BinaryOperator::And,
+                        right: Box::new(own),
+                    }),
+                    (own, any) => any.or(own),
+                };
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = df_ast::VisitMut::visit(q, &mut Empty);
+}
+
+/// `EXISTS (SELECT 1 FROM pg_catalog.pg_inherits)`.
+fn any_inheritance() -> Option<df_ast::Expr> {
+    use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
+    let sql = "SELECT 1 WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_inherits)";
+    match Parser::parse_sql(&PostgreSqlDialect {}, sql).ok()?.pop()? {
+        df_ast::Statement::Query(q) => match *q.body {
+            df_ast::SetExpr::Select(s) => s.selection,
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Whether a select item calls a function of [`EMPTY_SETS`] itself (not
+/// in a subquery, which is a SELECT of its own).
+fn calls_empty_set(item: &df_ast::SelectItem) -> bool {
+    struct Find {
+        depth: usize,
+    }
+    impl df_ast::Visitor for Find {
+        type Break = ();
+        fn pre_visit_query(&mut self, _: &df_ast::Query) -> ControlFlow<()> {
+            self.depth += 1;
+            ControlFlow::Continue(())
+        }
+        fn post_visit_query(&mut self, _: &df_ast::Query) -> ControlFlow<()> {
+            self.depth -= 1;
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_expr(&mut self, e: &df_ast::Expr) -> ControlFlow<()> {
+            let empty = match e {
+                df_ast::Expr::Function(f) => super::rules::name_parts(&f.name)
+                    .last()
+                    .is_some_and(|n| EMPTY_SETS.contains(&n.as_str())),
+                _ => false,
+            };
+            if empty && self.depth == 0 {
+                ControlFlow::Break(())
+            } else {
+                ControlFlow::Continue(())
+            }
+        }
+    }
+    df_ast::Visit::visit(item, &mut Find { depth: 0 }).is_break()
 }
 
 /// A schema whose system relations are built from the snapshot when

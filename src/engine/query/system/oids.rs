@@ -72,6 +72,12 @@ pub(crate) fn unique_constraint(u: &UniqueDef) -> u32 {
     derive(&[&u.id, "constraint"])
 }
 
+/// The OID of the foreign key of `t` named `name` (names are unique among
+/// a table's constraints).
+pub(crate) fn foreign_key(t: &TableDef, name: &str) -> u32 {
+    derive(&[&t.id, "foreign key", name])
+}
+
 /// The OID of a plain index of `t`.
 pub(crate) fn plain_index(t: &TableDef, name: &str) -> u32 {
     derive(&[&t.id, "index", name])

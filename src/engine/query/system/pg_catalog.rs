@@ -6,8 +6,8 @@ use postgres_types::Type;
 
 use super::oids::{self, PG_CATALOG_NAMESPACE, PUBLIC_NAMESPACE, SUPERUSER};
 use super::table::{list, row, Cell, Col::*, Def};
-use super::{constraints_of, indexes_of, pg_types, Snapshot};
-use crate::catalog::{Identity, TableDef};
+use super::{indexes_of, pg_types, Constraint, Reference, Snapshot};
+use crate::catalog::{ForeignKeyDef, Identity, RefAction, TableDef};
 use crate::types::SqlType;
 
 const PG_NAMESPACE: Def = Def {
@@ -765,9 +765,10 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
             0u32, "0", "0",
         ]
     };
+    let triggers = s.tables_with_triggers();
     let mut out = Vec::new();
     for t in s.tables() {
-        out.push(class(
+        let mut row = class(
             oids::relation(t),
             &t.name,
             PUBLIC_NAMESPACE,
@@ -775,7 +776,9 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
             2,
             t.columns.len(),
             !indexes_of(t).is_empty(),
-        ));
+        );
+        row[RELHASTRIGGERS] = triggers.contains(t.name.as_str()).into();
+        out.push(row);
     }
     for q in s.sequences() {
         out.push(class(
@@ -813,6 +816,9 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
     }
     out
 }
+
+/// pg_class.relhastriggers' position.
+const RELHASTRIGGERS: usize = 20;
 
 /// pg_attribute's storage columns for a type: (len, byval, align, storage).
 fn storage(oid: u32) -> (i16, bool, &'static str, &'static str) {
@@ -1002,32 +1008,64 @@ fn index_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
 }
 
 fn constraint_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
-    s.tables()
-        .flat_map(constraints_of)
+    s.constraints()
         .map(|c| {
-            row![
+            let r = c.reference.as_ref();
+            // A key's referential columns are blank.
+            let action = |a: fn(&ForeignKeyDef) -> RefAction| {
+                r.map_or(" ".to_string(), |r| a(r.def).code().to_string())
+            };
+            let mut row = row![
                 c.oid,
                 c.name,
                 PUBLIC_NAMESPACE,
                 c.kind,
-                false,
-                false,
+                r.is_some_and(|r| r.def.deferrable),
+                r.is_some_and(|r| r.def.initially_deferred),
                 true,
                 oids::relation(c.table),
                 0u32,
                 c.index,
                 0u32,
-                0u32,
-                " ",
-                " ",
-                " ",
+                r.map_or(0, |r| oids::relation(r.table)),
+                action(|d| d.on_update),
+                action(|d| d.on_delete),
+                // MATCH SIMPLE, the only kind keyclaim has.
+                if r.is_some() { "s" } else { " " },
                 true,
                 0i64,
                 true,
-                list(c.columns.iter().map(|&i| i + 1)),
-            ]
+                attnums(c.columns),
+            ];
+            if let Some(r) = r {
+                row.extend(referenced_columns(&c, r));
+            }
+            row
         })
         .collect()
+}
+
+/// pg_constraint's attnums of columns (conkey, confkey).
+fn attnums(columns: &[usize]) -> Cell {
+    list(columns.iter().map(|&i| i + 1))
+}
+
+/// A foreign key's pg_constraint columns after conkey: confkey and the
+/// equality operators of each column pair (conpfeqop, conppeqop,
+/// conffeqop).
+fn referenced_columns(c: &Constraint<'_>, r: &Reference<'_>) -> [Cell; 4] {
+    let pairs = c.columns.iter().zip(&r.def.ref_columns);
+    let equalities: Vec<(u32, u32, u32)> = pairs
+        .map(|(&fk, &pk)| {
+            pg_types::foreign_key_equalities(&r.table.columns[pk].ty, &c.table.columns[fk].ty)
+        })
+        .collect();
+    [
+        attnums(&r.def.ref_columns),
+        list(equalities.iter().map(|e| e.0)),
+        list(equalities.iter().map(|e| e.1)),
+        list(equalities.iter().map(|e| e.2)),
+    ]
 }
 
 fn defaults(s: &Snapshot) -> Vec<Vec<Cell>> {
@@ -1156,6 +1194,7 @@ fn settings(s: &Snapshot) -> Vec<Vec<Cell>> {
 }
 
 fn tables_view(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let triggers = s.tables_with_triggers();
     let user = s.tables().map(|t| {
         row![
             "public",
@@ -1164,7 +1203,7 @@ fn tables_view(s: &Snapshot) -> Vec<Vec<Cell>> {
             Cell::Null,
             !indexes_of(t).is_empty(),
             false,
-            false,
+            triggers.contains(t.name.as_str()),
             false
         ]
     });
@@ -1187,7 +1226,9 @@ fn tables_view(s: &Snapshot) -> Vec<Vec<Cell>> {
 }
 
 /// Sequences depend on the column that owns them (deptype `a` for serial,
-/// `i` for identity); indexes on the constraint they back (`i`).
+/// `i` for identity); indexes on the constraint they back (`i`);
+/// constraints on their columns (`a`), and a foreign key on the index
+/// and the columns it references (`n`).
 fn dependencies(s: &Snapshot) -> Vec<Vec<Cell>> {
     let mut out = Vec::new();
     for t in s.tables() {
@@ -1209,16 +1250,41 @@ fn dependencies(s: &Snapshot) -> Vec<Vec<Cell>> {
                 kind
             ]);
         }
-        for c in constraints_of(t) {
-            out.push(row![
-                oids::PG_CLASS,
-                c.index,
-                0i64,
-                oids::PG_CONSTRAINT,
-                c.oid,
-                0i64,
-                "i"
-            ]);
+    }
+    for c in s.constraints() {
+        out.extend(constraint_dependencies(&c));
+    }
+    out
+}
+
+fn constraint_dependencies(c: &Constraint<'_>) -> Vec<Vec<Cell>> {
+    let on = |relation: u32, attnum: usize, kind: &str| {
+        row![
+            oids::PG_CONSTRAINT,
+            c.oid,
+            0i64,
+            oids::PG_CLASS,
+            relation,
+            attnum,
+            kind
+        ]
+    };
+    let own = oids::relation(c.table);
+    let mut out: Vec<Vec<Cell>> = c.columns.iter().map(|&i| on(own, i + 1, "a")).collect();
+    match &c.reference {
+        None => out.push(row![
+            oids::PG_CLASS,
+            c.index,
+            0i64,
+            oids::PG_CONSTRAINT,
+            c.oid,
+            0i64,
+            "i"
+        ]),
+        Some(r) => {
+            out.push(on(c.index, 0, "n"));
+            let parent = oids::relation(r.table);
+            out.extend(r.def.ref_columns.iter().map(|&i| on(parent, i + 1, "n")));
         }
     }
     out
@@ -1256,11 +1322,39 @@ pub(super) fn indexdef(s: &Snapshot, oid: u32) -> Option<String> {
 
 /// `pg_get_constraintdef(oid)`.
 pub(super) fn constraintdef(s: &Snapshot, oid: u32) -> Option<String> {
-    let c = s.tables().flat_map(constraints_of).find(|c| c.oid == oid)?;
+    let c = s.constraints().find(|c| c.oid == oid)?;
     let kind = match c.kind {
         "p" => "PRIMARY KEY",
+        "f" => "FOREIGN KEY",
         _ if c.nulls_not_distinct => "UNIQUE NULLS NOT DISTINCT",
         _ => "UNIQUE",
     };
-    Some(format!("{kind} ({})", column_list(c.table, c.columns)))
+    let mut def = format!("{kind} ({})", column_list(c.table, c.columns));
+    if let Some(r) = &c.reference {
+        def.push_str(&references_clause(r));
+    }
+    Some(def)
+}
+
+/// A foreign key's definition after its columns, as PostgreSQL prints
+/// it: the REFERENCES, ON UPDATE and ON DELETE unless NO ACTION, then
+/// DEFERRABLE and INITIALLY DEFERRED.
+fn references_clause(r: &Reference<'_>) -> String {
+    let mut out = format!(
+        " REFERENCES {}({})",
+        crate::catalog::naming::quote_ident(&r.table.name),
+        column_list(r.table, &r.def.ref_columns)
+    );
+    for (event, action) in [("UPDATE", r.def.on_update), ("DELETE", r.def.on_delete)] {
+        if action != RefAction::NoAction {
+            out.push_str(&format!(" ON {event} {}", action.sql()));
+        }
+    }
+    if r.def.deferrable {
+        out.push_str(" DEFERRABLE");
+    }
+    if r.def.initially_deferred {
+        out.push_str(" INITIALLY DEFERRED");
+    }
+    out
 }

@@ -227,6 +227,80 @@ pub(crate) fn of(ty: &SqlType) -> u32 {
     ty.pg_type().oid()
 }
 
+/// The btree equality operator (pg_operator OID) of a type's default
+/// operator class; 0 for a type without one (json).
+fn equality(ty: &SqlType) -> u32 {
+    match ty {
+        SqlType::Bool => 91,
+        SqlType::Int2 => 94,
+        SqlType::Int4 => 96,
+        SqlType::Int8 => 410,
+        SqlType::Float4 => 620,
+        SqlType::Float8 => 670,
+        SqlType::Numeric => 1752,
+        // varchar has no operators of its own: it uses text's.
+        SqlType::Text | SqlType::Varchar(_) => 98,
+        SqlType::Char(_) => 1054,
+        SqlType::Bytea => 1955,
+        SqlType::Uuid => 2972,
+        SqlType::Date => 1093,
+        SqlType::Timestamp => 2060,
+        SqlType::TimestampTz => 1320,
+        SqlType::Jsonb => 3240,
+        SqlType::Array(_) => 1070,
+        SqlType::Json | SqlType::Void => 0,
+    }
+}
+
+/// The btree operator family of a type's default operator class: its
+/// members compare values of any two of its types.
+fn family(ty: &SqlType) -> &'static str {
+    match ty {
+        SqlType::Int2 | SqlType::Int4 | SqlType::Int8 => "integer_ops",
+        SqlType::Float4 | SqlType::Float8 => "float_ops",
+        SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz => "datetime_ops",
+        SqlType::Text | SqlType::Varchar(_) => "text_ops",
+        other => other.pg_name(),
+    }
+}
+
+/// The cross-type equality of a family, `left = right`.
+fn cross_equality(left: &SqlType, right: &SqlType) -> u32 {
+    use SqlType::*;
+    match (left, right) {
+        (Int2, Int4) => 532,
+        (Int2, Int8) => 1862,
+        (Int4, Int2) => 533,
+        (Int4, Int8) => 15,
+        (Int8, Int2) => 1868,
+        (Int8, Int4) => 416,
+        (Float4, Float8) => 1120,
+        (Float8, Float4) => 1130,
+        (Date, Timestamp) => 2347,
+        (Date, TimestampTz) => 2360,
+        (Timestamp, Date) => 2373,
+        (Timestamp, TimestampTz) => 2536,
+        (TimestampTz, Date) => 2386,
+        (TimestampTz, Timestamp) => 2542,
+        _ => equality(left),
+    }
+}
+
+/// The equality operators a foreign key column pair compares with, as
+/// pg_constraint records them: (conpfeqop, conppeqop, conffeqop) for a
+/// referenced column of type `pk` and a referencing one of type `fk`.
+/// PostgreSQL takes them from the referenced index's operator family;
+/// a referencing type outside it is cast to the referenced type first.
+pub(super) fn foreign_key_equalities(pk: &SqlType, fk: &SqlType) -> (u32, u32, u32) {
+    let pp = equality(pk);
+    if family(pk) != family(fk) {
+        return (pp, pp, pp);
+    }
+    let ff = equality(fk);
+    let pf = if pp == ff { pp } else { cross_equality(pk, fk) };
+    (pf, pp, ff)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -253,6 +327,26 @@ mod tests {
         assert_eq!(
             (length(&int4), category(&int4), kind_letter(&int4)),
             (4, "N", "b")
+        );
+    }
+
+    #[test]
+    fn foreign_key_equalities_are_postgresqls() {
+        use SqlType::*;
+        // As PostgreSQL 15 records them for these column pairs.
+        assert_eq!(foreign_key_equalities(&Int8, &Int8), (410, 410, 410));
+        assert_eq!(foreign_key_equalities(&Int8, &Int4), (416, 410, 96));
+        assert_eq!(foreign_key_equalities(&Numeric, &Int4), (1752, 1752, 1752));
+        assert_eq!(foreign_key_equalities(&Float8, &Float4), (1130, 670, 620));
+        assert_eq!(foreign_key_equalities(&Text, &Varchar(None)), (98, 98, 98));
+        assert_eq!(foreign_key_equalities(&Text, &Char(None)), (98, 98, 98));
+        assert_eq!(
+            foreign_key_equalities(&Char(None), &Text),
+            (1054, 1054, 1054)
+        );
+        assert_eq!(
+            foreign_key_equalities(&TimestampTz, &Timestamp),
+            (2542, 1320, 2060)
         );
     }
 }
