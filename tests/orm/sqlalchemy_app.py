@@ -70,7 +70,6 @@ KNOWN_FAILURES: set[str] = {
     "correlated subquery with order by and limit",
     "extract",
     "date_trunc",
-    "reflect foreign keys",
     "reflect unique constraints",
     "reflect indexes",
     "reflect pk and columns",
