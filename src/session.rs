@@ -42,6 +42,8 @@ pub struct Session {
     undo: Vec<Undo>,
     /// What currval and lastval answer (not transactional, as in PostgreSQL).
     pub sequences: SequenceValues,
+    /// SET CONSTRAINTS in the open block.
+    pub constraints: crate::txn::ConstraintModes,
 }
 
 /// The session's sequence values: the last value nextval (or setval with
@@ -59,6 +61,7 @@ struct Undo {
     savepoint: Option<String>,
     settings: BTreeMap<String, String>,
     local: BTreeMap<String, String>,
+    constraints: crate::txn::ConstraintModes,
     /// Where the transaction's log stood when it was set.
     log_mark: LogMark,
     /// How many transaction-level advisory locks the block had taken.
@@ -248,6 +251,7 @@ impl Session {
             reset: BTreeMap::new(),
             undo: Vec::new(),
             sequences: self.sequences.clone(),
+            constraints: self.constraints.clone(),
         }
     }
 

@@ -318,8 +318,8 @@ async fn each_round_a_deleted_parent_leaves_no_child() {
     let admin = common::connect_to(clean.addr()).await;
     schema(&admin).await;
     let mut sessions = Vec::new();
-    for s in 0..3usize {
-        sessions.push(Arc::new(common::connect_to(proxies[s].addr()).await));
+    for proxy in &proxies {
+        sessions.push(Arc::new(common::connect_to(proxy.addr()).await));
     }
     let (mut parents_deleted, mut children_kept) = (0, 0);
     for round in 1..=rounds {

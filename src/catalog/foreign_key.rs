@@ -109,11 +109,6 @@ impl ForeignKeyDef {
         let key: Vec<Value> = self.ref_columns.iter().map(|&i| row[i].clone()).collect();
         (!key.iter().any(Value::is_null)).then_some(key)
     }
-
-    /// Checked at COMMIT.
-    pub fn deferred(&self) -> bool {
-        self.deferrable && self.initially_deferred
-    }
 }
 
 impl TableDef {

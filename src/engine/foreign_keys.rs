@@ -38,7 +38,7 @@ use crate::sql::ddl::DeclaredForeignKey;
 use crate::sql::expr::{BinOp, Expr};
 use crate::sql::plan::{Access, Source};
 use crate::store::RowRecord;
-use crate::txn::OpenTxn;
+use crate::txn::{ConstraintModes, OpenTxn};
 use crate::types::{encode_key, key_detail, SqlType, Value};
 
 /// When a check runs.
@@ -47,8 +47,25 @@ pub(super) enum Phase {
     /// When a statement ends: immediate constraints, and every referential
     /// action.
     Statement,
-    /// At COMMIT: deferred constraints (`DEFERRABLE INITIALLY DEFERRED`).
+    /// At COMMIT: deferred constraints (`DEFERRABLE INITIALLY DEFERRED`,
+    /// or `SET CONSTRAINTS ... DEFERRED`).
     Commit,
+    /// At `SET CONSTRAINTS ... IMMEDIATE`: the deferrable constraints now
+    /// immediate, over everything the transaction wrote while they may
+    /// have been deferred.
+    Now,
+}
+
+impl Phase {
+    /// Whether a check of a constraint (deferrable or not, deferred now or
+    /// not, under `modes`) is due in this phase.
+    fn due(self, deferrable: bool, deferred: bool) -> bool {
+        match self {
+            Phase::Statement => !deferred,
+            Phase::Commit => deferred,
+            Phase::Now => deferrable && !deferred,
+        }
+    }
 }
 
 /// A FOREIGN KEY declared on `child`, against `parent` (which is `child`
@@ -197,6 +214,7 @@ pub(super) async fn enforce(
     catalog: &Catalog,
     mut from: usize,
     phase: Phase,
+    modes: &ConstraintModes,
 ) -> SqlResult<()> {
     let Some(open) = cx.open.as_ref() else {
         return Ok(());
@@ -210,10 +228,10 @@ pub(super) async fn enforce(
         from += entries.len();
         for change in changes(&entries) {
             if !change.table.referenced_by.is_empty() {
-                removed_keys(cx, catalog, &change, phase).await?;
+                removed_keys(cx, catalog, &change, phase, modes).await?;
             }
             for fk in &change.table.foreign_keys {
-                if fk.deferred() == (phase == Phase::Commit) {
+                if phase.due(fk.deferrable, modes.deferred(fk)) {
                     reference(cx, catalog, &change, fk, &mut locked).await?;
                 }
             }
@@ -338,6 +356,7 @@ async fn removed_keys(
     catalog: &Catalog,
     change: &RowChange,
     phase: Phase,
+    modes: &ConstraintModes,
 ) -> SqlResult<()> {
     let Some(before) = &change.before else {
         return Ok(()); // inserted: it removed no key
@@ -371,8 +390,10 @@ async fn removed_keys(
             Some(_) => fk.on_update,
             None => fk.on_delete,
         };
-        let at_commit = action == RefAction::NoAction && fk.deferred();
-        if at_commit != (phase == Phase::Commit) {
+        // Only NO ACTION waits when deferred; the actions and RESTRICT act
+        // when the statement ends.
+        let no_action = action == RefAction::NoAction;
+        if !phase.due(no_action && fk.deferrable, no_action && modes.deferred(fk)) {
             continue;
         }
         if action == RefAction::NoAction

@@ -661,7 +661,8 @@ impl Engine {
                     open.note_foreign_keys();
                 }
                 let phase = foreign_keys::Phase::Statement;
-                foreign_keys::enforce(&cx, &inner.catalog, logged_before, phase).await?;
+                let modes = &session.constraints;
+                foreign_keys::enforce(&cx, &inner.catalog, logged_before, phase, modes).await?;
             }
             Ok(executed)
         }

@@ -12,6 +12,7 @@ use super::{ddl, foreign_keys, Engine};
 use crate::claims::intents::decide;
 use crate::claims::now_ms;
 use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::session::utility::SetPlan;
 use crate::session::{utility, Session, Utility};
 use crate::store::{StoreError, TxnStatus};
 use crate::txn::{Block, LogMark, Mode, OpenTxn, StmtTxn};
@@ -119,6 +120,11 @@ impl Engine {
                     self.abort(open).await;
                 }
             }
+            (Utility::Set(SetPlan::Constraints { names, deferred }), Block::InBlock) => {
+                return self
+                    .set_constraints(session, utility, names.as_deref(), *deferred)
+                    .await;
+            }
             (Utility::RollbackTo(name), Block::InBlock | Block::Failed) => {
                 if let (Some(mark), Some(open)) = (session.savepoint_mark(name), &session.open) {
                     self.undo_after(open, mark).await;
@@ -172,6 +178,18 @@ impl Engine {
         if open.must_announce() {
             self.ddl(None, None, now_ms()).everyone_knows().await?;
         }
+        self.check_foreign_keys(session, open, foreign_keys::Phase::Commit)
+            .await
+    }
+
+    /// Check the foreign keys due in `phase` over everything transaction
+    /// `open` of `session` wrote.
+    async fn check_foreign_keys(
+        &self,
+        session: &Session,
+        open: &OpenTxn,
+        phase: foreign_keys::Phase,
+    ) -> SqlResult<()> {
         if !open.wrote_foreign_keys() {
             return Ok(());
         }
@@ -184,7 +202,51 @@ impl Engine {
             born_ms: crate::claims::txn_birth_ms(&open.id),
         };
         let cx = self.stmt_ctx(session, txn, Some(open.clone()), Arc::default(), None);
-        foreign_keys::enforce(&cx, &self.inner.catalog, 0, foreign_keys::Phase::Commit).await
+        let modes = &session.constraints;
+        foreign_keys::enforce(&cx, &self.inner.catalog, 0, phase, modes).await
+    }
+
+    /// SET CONSTRAINTS in a block: the names must be deferrable constraints;
+    /// the modes change; what becomes IMMEDIATE is checked now over what
+    /// the block wrote, as PostgreSQL fires its pending checks.
+    async fn set_constraints(
+        &self,
+        session: &mut Session,
+        utility: &Utility,
+        names: Option<&[String]>,
+        deferred: bool,
+    ) -> SqlResult<crate::engine::Executed> {
+        if let Some(names) = names {
+            let own = session.open.as_ref().map(|o| o.id);
+            let tables = self.inner.catalog.all(own).await?;
+            for name in names {
+                let fk = tables.iter().find_map(|t| t.foreign_key(name));
+                let other = tables
+                    .iter()
+                    .any(|t| t.constraint_names().any(|c| c == name));
+                match fk {
+                    Some(fk) if fk.deferrable => {}
+                    _ if fk.is_some() || other => {
+                        return Err(SqlError::new(
+                            "42809",
+                            format!("constraint \"{name}\" is not deferrable"),
+                        ))
+                    }
+                    _ => {
+                        return Err(SqlError::new(
+                            "42704",
+                            format!("constraint \"{name}\" does not exist"),
+                        ))
+                    }
+                }
+            }
+        }
+        let executed = utility::execute(session, utility)?;
+        if let (false, Some(open)) = (deferred, session.open.clone()) {
+            self.check_foreign_keys(session, &open, foreign_keys::Phase::Now)
+                .await?;
+        }
+        Ok(executed)
     }
 
     /// Commit a transaction: a block's at COMMIT, or a statement's own when

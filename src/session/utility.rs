@@ -72,6 +72,14 @@ pub enum SetPlan {
     SessionCharacteristics(Vec<(&'static str, String)>),
     /// SET TRANSACTION ...
     Transaction(Vec<(&'static str, String)>),
+    /// SET CONSTRAINTS {ALL | names} {DEFERRED | IMMEDIATE}: carried out by
+    /// the engine, which checks what becomes immediate
+    /// (`engine::foreign_keys`).
+    Constraints {
+        /// None: ALL.
+        names: Option<Vec<String>>,
+        deferred: bool,
+    },
     /// SET SESSION AUTHORIZATION DEFAULT, SET ROLE NONE: keyclaim has one
     /// kind of user and no roles, so going back to the session user is all
     /// there is to do.
@@ -181,6 +189,12 @@ fn plan_set(set: &Set) -> SqlResult<SetPlan> {
         local,
     };
     match set {
+        Set::SingleAssignment {
+            variable, values, ..
+        } if setting_name(variable) == crate::sql::set_constraints::MARK => {
+            let (names, deferred) = crate::sql::set_constraints::plan(values)?;
+            Ok(SetPlan::Constraints { names, deferred })
+        }
         Set::SingleAssignment {
             scope,
             hivevar: false,
@@ -419,6 +433,17 @@ impl Session {
                 Ok(command("SET"))
             }
             SetPlan::Nothing => Ok(command("SET")),
+            SetPlan::Constraints { names, deferred } => {
+                if !self.in_block() {
+                    return Ok(with_notice(
+                        command("SET CONSTRAINTS"),
+                        sqlstate::NO_ACTIVE_TRANSACTION,
+                        "SET CONSTRAINTS can only be used in transaction blocks",
+                    ));
+                }
+                self.constraints.set(names.as_deref(), *deferred);
+                Ok(command("SET CONSTRAINTS"))
+            }
         }
     }
 
@@ -592,10 +617,12 @@ impl Session {
     fn start_block(&mut self, modes: Vec<(&'static str, String)>) {
         self.txn = Block::InBlock;
         self.local.clear();
+        self.constraints = Default::default();
         self.undo = vec![Undo {
             savepoint: None,
             settings: self.settings.clone(),
             local: std::collections::BTreeMap::new(),
+            constraints: Default::default(),
             log_mark: Default::default(),
             advisory_mark: 0,
         }];
@@ -617,6 +644,7 @@ impl Session {
             }
         }
         self.local.clear();
+        self.constraints = Default::default();
         self.undo.clear();
         self.txn = Block::Idle;
         // The engine has decided the transaction by now.
@@ -691,6 +719,7 @@ impl Session {
             savepoint: Some(name.to_owned()),
             settings: self.settings.clone(),
             local: self.local.clone(),
+            constraints: self.constraints.clone(),
             log_mark: self.log_mark(),
             advisory_mark: self.advisory.xact_log.len(),
         });
@@ -715,6 +744,7 @@ impl Session {
         let point = &self.undo[at];
         self.settings = point.settings.clone();
         self.local = point.local.clone();
+        self.constraints = point.constraints.clone();
         self.txn = Block::InBlock;
         Ok(command("ROLLBACK"))
     }

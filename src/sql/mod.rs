@@ -6,6 +6,7 @@ pub mod expr;
 pub mod locking;
 pub mod plan;
 mod sequence_options;
+pub mod set_constraints;
 mod time_zone;
 
 use sqlparser::ast::Statement;
@@ -38,7 +39,9 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
 fn rewrite(
     tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
 ) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
-    sequence_options::rewrite(time_zone::rewrite(locking::rewrite(tokens)))
+    set_constraints::rewrite(sequence_options::rewrite(time_zone::rewrite(
+        locking::rewrite(tokens),
+    )))
 }
 
 /// sqlparser says `Expected: X, found: TOKEN at Line: L, Column: C`;

@@ -226,6 +226,47 @@ impl OpenTxn {
     }
 }
 
+/// SET CONSTRAINTS in the open block: which deferrable constraints are
+/// checked when a statement ends (immediate) and which at COMMIT
+/// (deferred), where the block changed that. Dropped with the block, and
+/// restored with the settings by ROLLBACK TO, as PostgreSQL restores it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConstraintModes {
+    /// SET CONSTRAINTS ALL: true for DEFERRED.
+    all: Option<bool>,
+    /// SET CONSTRAINTS name, ...: by constraint name.
+    named: std::collections::BTreeMap<String, bool>,
+}
+
+impl ConstraintModes {
+    /// Whether `fk` is checked at COMMIT now.
+    pub fn deferred(&self, fk: &crate::catalog::ForeignKeyDef) -> bool {
+        fk.deferrable
+            && self
+                .named
+                .get(&fk.name)
+                .copied()
+                .or(self.all)
+                .unwrap_or(fk.initially_deferred)
+    }
+
+    /// SET CONSTRAINTS `names` (None: ALL) DEFERRED or IMMEDIATE. A later
+    /// ALL overrides what names said before it, as in PostgreSQL.
+    pub fn set(&mut self, names: Option<&[String]>, deferred: bool) {
+        match names {
+            None => {
+                self.all = Some(deferred);
+                self.named.clear();
+            }
+            Some(names) => {
+                for n in names {
+                    self.named.insert(n.clone(), deferred);
+                }
+            }
+        }
+    }
+}
+
 /// Which transaction a connection plans its statements as (its open
 /// block's, once it has one, so that it sees its own DDL). Shared with the
 /// Parse handler, which plans without the session.
