@@ -41,7 +41,7 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
+    ArrayElemTypeDef, BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
     FunctionArgumentClause, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident,
     LimitClause, ObjectName, ObjectNamePart, OrderByKind, Query, Select, SelectItem, SetExpr,
     TrimWhereField, Value, VisitMut, VisitorMut,
@@ -727,7 +727,17 @@ pub(crate) fn catalog_syntax(q: &mut Query) {
                         *e = call(f, inner);
                     }
                     Some(CatalogCast::To(dt)) => *data_type = dt,
-                    None => {}
+                    // `$1::oid[]` (asyncpg's type introspection): an array
+                    // of what the element becomes.
+                    None => {
+                        if let DataType::Array(ArrayElemTypeDef::SquareBracket(elem, _)) =
+                            data_type
+                        {
+                            if let Some(CatalogCast::To(dt)) = catalog_cast(elem) {
+                                **elem = dt;
+                            }
+                        }
+                    }
                 },
                 _ => {}
             }
