@@ -222,3 +222,57 @@ async fn advisory_lock_costs_match_the_design() {
     // A transaction-level lock outside a block is taken and let go.
     assert_eq!(c.cost("SELECT pg_advisory_xact_lock(2)").await, (2, 2));
 }
+
+#[tokio::test]
+async fn foreign_key_costs_match_the_design() {
+    let mut c = Counter::new();
+    c.cost("CREATE TABLE fk_parent (id integer PRIMARY KEY, name text)")
+        .await;
+    c.cost(
+        "CREATE TABLE fk_child (id integer PRIMARY KEY, parent_id integer REFERENCES fk_parent)",
+    )
+    .await;
+    // One row at a time: the fast path leaves no intent behind to settle.
+    c.cost("INSERT INTO fk_parent VALUES (1, 'p')").await;
+    c.cost("INSERT INTO fk_parent VALUES (2, 'q')").await;
+    c.cost("INSERT INTO fk_parent VALUES (3, 'r')").await;
+    // What a transaction folds in the background after its answer is
+    // counted by the store too: let it land before measuring the next.
+    let settle = || tokio::time::sleep(std::time::Duration::from_millis(50));
+    // A child row alone: a transaction of its own. The row's intent, then
+    // the parent found (one read) and locked from that read (an intent:
+    // one LWT), then the record.
+    assert_eq!(c.cost("INSERT INTO fk_child VALUES (10, 1)").await, (3, 1));
+    settle().await;
+    // Two children of one parent in one statement lock it once.
+    assert_eq!(
+        c.cost("INSERT INTO fk_child VALUES (11, 2), (12, 2)").await,
+        (4, 1),
+        "two rows, one parent read and lock, one record"
+    );
+    settle().await;
+    // A NULL reference references nothing: no lock, no parent read.
+    assert_eq!(
+        c.cost("INSERT INTO fk_child VALUES (13, NULL)").await,
+        (2, 0),
+        "the row's intent and the record"
+    );
+    settle().await;
+    // An UPDATE of the parent that sets no referenced column checks
+    // nothing and keeps the fast path: its read and one LWT.
+    assert_eq!(
+        c.cost("UPDATE fk_parent SET name = 'pp' WHERE id = 1")
+            .await,
+        (1, 1)
+    );
+    settle().await;
+    // Deleting an unreferenced parent: the statement's read, the
+    // partition's read (the row found is a view), its intent, the
+    // referencing rows searched (a scan of the child table: its key is not
+    // the referencing column), the record.
+    assert_eq!(
+        c.cost("DELETE FROM fk_parent WHERE id = 3").await,
+        (2, 3),
+        "the delete's intent and the record; two row reads and a scan"
+    );
+}

@@ -287,7 +287,7 @@ async fn reference(
 /// Lock the row of `parent` holding `key` in the referenced columns, for
 /// the open transaction (`w.own`; outside one the row is only waited for
 /// while another transaction writes it); false when no live row holds it.
-/// `locked`: the rows this check holds already.
+/// `locked`: the keys (by referenced table) this check holds already.
 async fn lock_referenced(
     reads: &ReadView,
     w: &RowWrite<'_>,
@@ -308,17 +308,22 @@ async fn lock_referenced(
             .collect();
         row.live && typed_key(parent, &fk.ref_columns, &held).as_deref() == Some(want.as_slice())
     };
+    // This check holds the row with that key already.
+    let held = (parent.id.clone(), want.clone());
+    if locked.contains(&held) {
+        return Ok(true);
+    }
     // A unique key may move to another row between finding it and locking
     // the row: look again a few times.
     for _ in 0..3 {
-        let found = read::by_columns(w.store, reads, parent, &fk.ref_columns, key).await?;
-        let Some((pk, _)) = found else {
+        let found = read::by_columns(w.store, reads, parent, &fk.ref_columns, key);
+        let Some((pk, row)) = found.await? else {
             return Ok(false);
         };
-        if locked.contains(&(parent.id.clone(), pk.clone())) {
-            return Ok(true);
-        }
-        let lock = claims::lock_row(w, &pk, None, IfBusy::Wait, |cur| Ok(holds(cur))).await;
+        // A row found without an intent is the partition as read: lock
+        // from it, without reading it again (as SELECT ... FOR UPDATE does).
+        let observed = row.intent.is_none().then_some(Some(row));
+        let lock = claims::lock_row(w, &pk, observed, IfBusy::Wait, |cur| Ok(holds(cur))).await;
         match lock.map_err(|e| lock_error(e, parent))? {
             Locked::Written(write) => {
                 if let Some(open) = open {
@@ -333,7 +338,7 @@ async fn lock_referenced(
             Locked::Gone => continue,
             Locked::Skipped => unreachable!("a waiting lock skips nothing"),
         }
-        locked.insert((parent.id.clone(), pk));
+        locked.insert(held);
         return Ok(true);
     }
     Ok(false)
@@ -364,6 +369,19 @@ async fn removed_keys(
     let parent = &change.table;
     let own = cx.open.as_ref().map(|o| o.id);
     for inbound in &parent.referenced_by {
+        // The pointer names the referenced columns: a row that keeps them
+        // (a lock, an update of other columns) removed no key, and needs
+        // no look at the child. (An older pointer names none.)
+        let kept = |a: &RowRecord| {
+            !inbound.columns.is_empty()
+                && inbound
+                    .columns
+                    .iter()
+                    .all(|&c| a.values.get(c) == before.values.get(c))
+        };
+        if change.after.as_ref().is_some_and(kept) {
+            continue;
+        }
         // Read afresh: the pointer is a hint, the child's definition the
         // truth, and a cached one may predate the constraint.
         let Some(child) = catalog.lookup_fresh(&inbound.table, own).await? else {
@@ -396,7 +414,16 @@ async fn removed_keys(
         if !phase.due(no_action && fk.deferrable, no_action && modes.deferred(fk)) {
             continue;
         }
+        // When the key is the row's primary key and the row is gone, no
+        // other row can hold it: no read needed to know.
+        let row_was_the_key = change.after.is_none()
+            && fk.ref_columns.len() == parent.primary_key.len()
+            && parent
+                .primary_key
+                .iter()
+                .all(|k| fk.ref_columns.contains(k));
         if action == RefAction::NoAction
+            && !row_was_the_key
             && read::by_columns(
                 cx.store.as_ref(),
                 &fresh_view(cx),

@@ -41,10 +41,10 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    ArrayElemTypeDef, BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentClause, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident,
-    LimitClause, ObjectName, ObjectNamePart, OrderByKind, Query, Select, SelectItem, SetExpr,
-    TrimWhereField, Value, VisitMut, VisitorMut,
+    ArrayElemTypeDef, BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg,
+    FunctionArgExpr, FunctionArgumentClause, FunctionArgumentList, FunctionArguments, GroupByExpr,
+    Ident, LimitClause, ObjectName, ObjectNamePart, OrderByKind, Query, Select, SelectItem,
+    SetExpr, TrimWhereField, Value, VisitMut, VisitorMut,
 };
 
 use crate::error::SqlResult;
@@ -730,8 +730,7 @@ pub(crate) fn catalog_syntax(q: &mut Query) {
                     // `$1::oid[]` (asyncpg's type introspection): an array
                     // of what the element becomes.
                     None => {
-                        if let DataType::Array(ArrayElemTypeDef::SquareBracket(elem, _)) =
-                            data_type
+                        if let DataType::Array(ArrayElemTypeDef::SquareBracket(elem, _)) = data_type
                         {
                             if let Some(CatalogCast::To(dt)) = catalog_cast(elem) {
                                 **elem = dt;
