@@ -22,16 +22,11 @@ struct Target {
 }
 
 fn pg_target() -> Option<Target> {
-    let spec = std::env::var("KEYCLAIM_TEST_PG").ok()?;
-    let get = |k: &str| {
-        spec.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
-            .map(str::to_owned)
-    };
+    let pg = common::test_postgres()?;
     Some(Target {
-        host: get("host").unwrap_or_else(|| "127.0.0.1".into()),
-        port: get("port").unwrap_or_else(|| "5432".into()),
-        user: get("user").unwrap_or_else(|| "postgres".into()),
+        host: pg.host,
+        port: pg.port,
+        user: pg.user,
         db: "postgres".into(),
     })
 }

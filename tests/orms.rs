@@ -23,31 +23,15 @@ use std::time::Duration;
 
 use tokio_postgres::NoTls;
 
-/// The PostgreSQL to compare with: host, port and user.
-struct Postgres {
-    host: String,
-    port: String,
-    user: String,
-}
-
-fn postgres() -> Option<Postgres> {
-    let spec = std::env::var("KEYCLAIM_TEST_PG").ok()?;
-    let get = |k: &str| {
-        spec.split_whitespace()
-            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
-            .map(str::to_owned)
-    };
-    Some(Postgres {
-        host: get("host").unwrap_or_else(|| "127.0.0.1".into()),
-        port: get("port").unwrap_or_else(|| "5432".into()),
-        user: get("user").unwrap_or_else(|| "postgres".into()),
-    })
-}
+use common::TestPostgres as Postgres;
 
 /// The PostgreSQL and the Python to run with, or None when the test is
 /// skipped (never under CI).
 fn setup() -> Option<(Postgres, String)> {
-    match (postgres(), std::env::var("KEYCLAIM_TEST_PYTHON").ok()) {
+    match (
+        common::test_postgres(),
+        std::env::var("KEYCLAIM_TEST_PYTHON").ok(),
+    ) {
         (Some(pg), Some(python)) => Some((pg, python)),
         _ => {
             assert!(

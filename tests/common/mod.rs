@@ -24,6 +24,29 @@ use keyclaim::store::memory::MemoryStore;
 use keyclaim::store::Store;
 use tokio_postgres::{Client, NoTls};
 
+/// The real PostgreSQL the differential tests compare with, from
+/// `KEYCLAIM_TEST_PG` (`host=... port=... user=...`; .ci/run starts one).
+pub struct TestPostgres {
+    pub host: String,
+    pub port: String,
+    pub user: String,
+}
+
+/// The PostgreSQL `KEYCLAIM_TEST_PG` names, if it is set.
+pub fn test_postgres() -> Option<TestPostgres> {
+    let spec = std::env::var("KEYCLAIM_TEST_PG").ok()?;
+    let get = |k: &str| {
+        spec.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(&format!("{k}=")))
+            .map(str::to_owned)
+    };
+    Some(TestPostgres {
+        host: get("host").unwrap_or_else(|| "127.0.0.1".into()),
+        port: get("port").unwrap_or_else(|| "5432".into()),
+        user: get("user").unwrap_or_else(|| "postgres".into()),
+    })
+}
+
 /// The user `connect` logs in as.
 pub const USER: &str = "keyclaim";
 

@@ -166,20 +166,9 @@ pub(crate) fn any_literal_arrays(q: &mut Query) {
             let Value::SingleQuotedString(text) = &v.value else {
                 return ControlFlow::Continue(());
             };
-            let text_array = crate::types::SqlType::array_of(crate::types::SqlType::Text);
-            let Ok(crate::types::Value::Array(array)) =
-                crate::types::Value::parse_text(&text_array, text)
-            else {
+            let Ok(list) = array_items(text) else {
                 return ControlFlow::Continue(());
             };
-            let list: Vec<Expr> = array
-                .items
-                .into_iter()
-                .map(|item| match item {
-                    crate::types::Value::Text(s) => Expr::value(Value::SingleQuotedString(s)),
-                    _ => Expr::value(Value::Null),
-                })
-                .collect();
             *e = if list.is_empty() {
                 Expr::value(Value::Boolean(negated))
             } else {
@@ -224,23 +213,13 @@ pub(crate) fn literal_array_casts(q: &mut Query) -> SqlResult<()> {
             let Value::SingleQuotedString(text) = &v.value else {
                 return ControlFlow::Continue(());
             };
-            let text_array = crate::types::SqlType::array_of(crate::types::SqlType::Text);
-            let array = match crate::types::Value::parse_text(&text_array, text) {
-                Ok(crate::types::Value::Array(a)) => a,
-                Ok(_) => return ControlFlow::Continue(()),
+            let elem = match array_items(text) {
+                Ok(items) => items,
                 Err(err) => {
                     self.0 = Some(err);
                     return ControlFlow::Break(());
                 }
             };
-            let elem = array
-                .items
-                .into_iter()
-                .map(|item| match item {
-                    crate::types::Value::Text(s) => Expr::value(Value::SingleQuotedString(s)),
-                    _ => Expr::value(Value::Null),
-                })
-                .collect();
             **expr = Expr::Array(datafusion::sql::sqlparser::ast::Array { elem, named: true });
             ControlFlow::Continue(())
         }
@@ -276,6 +255,27 @@ pub(crate) fn text_type_casts(q: &mut Query) {
         }
     }
     let _ = q.visit(&mut Casts);
+}
+
+/// The items of array literal `text` (`'{a,NULL,"b c"}'`) as untyped
+/// literals (NULL for a NULL item), read as PostgreSQL's array_in reads
+/// it; its 22P02 when malformed.
+fn array_items(text: &str) -> SqlResult<Vec<Expr>> {
+    let text_array = crate::types::SqlType::array_of(crate::types::SqlType::Text);
+    let crate::types::Value::Array(array) = crate::types::Value::parse_text(&text_array, text)?
+    else {
+        return Err(crate::error::SqlError::internal(
+            "an array literal read as no array",
+        ));
+    };
+    Ok(array
+        .items
+        .into_iter()
+        .map(|item| match item {
+            crate::types::Value::Text(s) => Expr::value(Value::SingleQuotedString(s)),
+            _ => Expr::value(Value::Null),
+        })
+        .collect())
 }
 
 /// PostgreSQL's folding of an identifier.
