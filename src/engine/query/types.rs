@@ -46,7 +46,7 @@ pub(crate) fn arrow_type(ty: &SqlType) -> DataType {
         SqlType::Int8 => DataType::Int64,
         SqlType::Float4 => DataType::Float32,
         SqlType::Float8 => DataType::Float64,
-        SqlType::Numeric => DataType::Decimal128(NUMERIC_PRECISION, NUMERIC_SCALE),
+        SqlType::Numeric(_) => DataType::Decimal128(NUMERIC_PRECISION, NUMERIC_SCALE),
         SqlType::Text
         | SqlType::Varchar(_)
         | SqlType::Char(_)
@@ -119,13 +119,13 @@ pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::Int2,
         DataType::Int32 | DataType::UInt16 => SqlType::Int4,
         DataType::Int64 | DataType::UInt32 => SqlType::Int8,
-        DataType::UInt64 => SqlType::Numeric,
+        DataType::UInt64 => SqlType::Numeric(None),
         DataType::Float16 | DataType::Float32 => SqlType::Float4,
         DataType::Float64 => SqlType::Float8,
         DataType::Decimal32(..)
         | DataType::Decimal64(..)
         | DataType::Decimal128(..)
-        | DataType::Decimal256(..) => SqlType::Numeric,
+        | DataType::Decimal256(..) => SqlType::Numeric(None),
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => field
             .metadata()
             .get(SQL_TYPE)
@@ -187,7 +187,7 @@ pub(crate) fn column_array<'a>(
         SqlType::Int8 => build!(Int64Builder::with_capacity(n), Value::Int8(x) => *x),
         SqlType::Float4 => build!(Float32Builder::with_capacity(n), Value::Float4(x) => *x),
         SqlType::Float8 => build!(Float64Builder::with_capacity(n), Value::Float8(x) => *x),
-        SqlType::Numeric => {
+        SqlType::Numeric(_) => {
             let b = Decimal128Builder::with_capacity(n)
                 .with_precision_and_scale(NUMERIC_PRECISION, NUMERIC_SCALE)
                 .map_err(|e| SqlError::internal(e.to_string()))?;
