@@ -7,6 +7,7 @@
 
 mod common;
 
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, Column, NoTls};
 
 /// What a result column says it is: (table OID, attnum); (0, 0) computed.
@@ -245,6 +246,14 @@ async fn check_typmods(c: &Client, tag: &str) {
         )
         .await,
         [price, whole]
+    );
+    let joined = format!(
+        "SELECT a.price, b.whole, a.price::text, b.code::numeric FROM {t} a JOIN {t} b ON a.id = b.id"
+    );
+    assert_eq!(typmods(c, &joined).await, [price, whole, -1, -1]);
+    assert_eq!(
+        described(c, &joined, |col| col.type_().clone()).await,
+        [Type::NUMERIC, Type::NUMERIC, Type::TEXT, Type::NUMERIC]
     );
     c.batch_execute(&format!("DROP TABLE {t}")).await.unwrap();
 }

@@ -33,6 +33,8 @@ INSERT INTO nt (id, price) VALUES (1, 5.555) ON CONFLICT (id) DO UPDATE SET pric
 INSERT INTO nt (id, price) VALUES (30, 1.115) ON CONFLICT (id) DO NOTHING RETURNING id, price;
 SELECT * FROM nt ORDER BY id;
 SELECT id, price, price * 2 AS doubled, price + whole AS total, -price AS negated FROM nt WHERE id < 4 ORDER BY id;
+-- Through the query engine: a column keeps its scale.
+SELECT a.id, a.price, b.whole FROM nt a JOIN nt b ON a.id = b.id WHERE a.id < 4 ORDER BY a.id;
 -- Casts.
 SELECT 1.005::numeric(5,2), 7::numeric(5,2) AS seven, (-1.005)::numeric(5,2) AS neg, '2.5'::numeric(3) AS whole, 1250::numeric(4,-2) AS hundreds;
 SELECT CAST(1.239 AS decimal(5,2)) AS cast_form, numeric(4,1) '2.25' AS typed, 0.994::numeric(2,2) AS frac, 2.5::float8::numeric(2,0) AS from_float;
