@@ -35,7 +35,7 @@ fn table() -> TableDef {
         columns: vec![
             col("id", SqlType::Int4),
             col("Name", SqlType::Text),
-            col("price", SqlType::Numeric),
+            col("price", SqlType::Numeric(None)),
             col("at", SqlType::TimestampTz),
             col("tags", SqlType::Jsonb),
         ],

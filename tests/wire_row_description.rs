@@ -7,23 +7,29 @@
 
 mod common;
 
-use tokio_postgres::{Client, NoTls};
+use tokio_postgres::types::Type;
+use tokio_postgres::{Client, Column, NoTls};
 
 /// What a result column says it is: (table OID, attnum); (0, 0) computed.
 type Origin = (u32, i16);
 
 const COMPUTED: Origin = (0, 0);
 
-/// The origins of a statement's result columns, as Describe reports them.
-async fn origins(c: &Client, sql: &str) -> Vec<Origin> {
+/// What Describe reports of each of a statement's result columns.
+async fn described<T>(c: &Client, sql: &str, fact: impl Fn(&Column) -> T) -> Vec<T> {
     let stmt = c
         .prepare(sql)
         .await
         .unwrap_or_else(|e| panic!("{sql}: {e} {:?}", e.as_db_error()));
-    stmt.columns()
-        .iter()
-        .map(|col| (col.table_oid().unwrap_or(0), col.column_id().unwrap_or(0)))
-        .collect()
+    stmt.columns().iter().map(fact).collect()
+}
+
+/// The origins of a statement's result columns.
+async fn origins(c: &Client, sql: &str) -> Vec<Origin> {
+    described(c, sql, |col| {
+        (col.table_oid().unwrap_or(0), col.column_id().unwrap_or(0))
+    })
+    .await
 }
 
 /// A table's OID as the catalog shows it (read as bigint: keyclaim's
@@ -204,11 +210,60 @@ async fn check(c: &Client, tag: &str) {
         .unwrap();
 }
 
+/// The type modifier of each result column.
+async fn typmods(c: &Client, sql: &str) -> Vec<i32> {
+    described(c, sql, Column::type_modifier).await
+}
+
+/// A column's typmod is its pg_attribute.atttypmod (numeric(5,2) is
+/// (5 << 16 | 2) + 4), an operator's result has none (-1) and a cast's is
+/// the cast's.
+async fn check_typmods(c: &Client, tag: &str) {
+    let t = format!("rd_price_{tag}");
+    c.batch_execute(&format!(
+        "CREATE TABLE {t} (id integer PRIMARY KEY, price numeric(5,2), whole numeric(3), plain numeric, code varchar(4));
+         INSERT INTO {t} VALUES (1, 7, 7, 7, 'a');"
+    ))
+    .await
+    .unwrap();
+    let (price, whole, code) = (327_686, 196_612, 8);
+    assert_eq!(
+        typmods(c, &format!("SELECT price, whole, plain, code FROM {t}")).await,
+        [price, whole, -1, code]
+    );
+    assert_eq!(
+        typmods(
+            c,
+            &format!("SELECT price * 2, -price, price::numeric(4,1), 1.5::numeric(3,1) FROM {t}")
+        )
+        .await,
+        [-1, -1, 262_149, 196_613]
+    );
+    assert_eq!(
+        typmods(
+            c,
+            &format!("UPDATE {t} SET price = price + 1 WHERE id = $1 RETURNING price, whole")
+        )
+        .await,
+        [price, whole]
+    );
+    let joined = format!(
+        "SELECT a.price, b.whole, a.price::text, b.code::numeric FROM {t} a JOIN {t} b ON a.id = b.id"
+    );
+    assert_eq!(typmods(c, &joined).await, [price, whole, -1, -1]);
+    assert_eq!(
+        described(c, &joined, |col| col.type_().clone()).await,
+        [Type::NUMERIC, Type::NUMERIC, Type::TEXT, Type::NUMERIC]
+    );
+    c.batch_execute(&format!("DROP TABLE {t}")).await.unwrap();
+}
+
 #[tokio::test]
 async fn result_columns_name_their_table_column() {
     let server = common::start().await;
     let client = server.connect().await;
     check(&client, "kc").await;
+    check_typmods(&client, "kc").await;
 }
 
 /// The expectations are PostgreSQL's: the same checks against it.
@@ -224,4 +279,5 @@ async fn postgres_answers_the_same() {
     tokio::spawn(conn);
     let tag = format!("pg{}", std::process::id());
     check(&client, &tag).await;
+    check_typmods(&client, &tag).await;
 }

@@ -203,6 +203,47 @@ async fn parameters_are_typed_from_columns_and_results_are_binary() {
     );
 }
 
+/// A binary numeric parameter is conformed into its numeric(p, s) column
+/// as a literal is, and compared with the column unrounded.
+#[tokio::test]
+async fn numeric_parameters_meet_the_column_typmod() {
+    use rust_decimal::Decimal;
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute("CREATE TABLE prices (id integer PRIMARY KEY, price numeric(5,2))")
+        .await
+        .unwrap();
+    let d = |s: &str| s.parse::<Decimal>().unwrap();
+    let ins = c
+        .prepare("INSERT INTO prices VALUES ($1, $2) RETURNING price")
+        .await
+        .unwrap();
+    assert_eq!(ins.params(), &[Type::INT4, Type::NUMERIC]);
+    let row = c.query_one(&ins, &[&1i32, &d("1.005")]).await.unwrap();
+    assert_eq!(row.get::<_, Decimal>(0).to_string(), "1.01");
+    let row = c.query_one(&ins, &[&2i32, &d("7")]).await.unwrap();
+    assert_eq!(row.get::<_, Decimal>(0).to_string(), "7.00");
+    let e = c.query_one(&ins, &[&3i32, &d("1234.5")]).await.unwrap_err();
+    let e = e.as_db_error().unwrap();
+    assert_eq!(e.code(), &SqlState::NUMERIC_VALUE_OUT_OF_RANGE);
+    assert_eq!(
+        e.detail(),
+        Some("A field with precision 5, scale 2 must round to an absolute value less than 10^3.")
+    );
+    let matching = |v: &str| {
+        let v = d(v);
+        let c = &c;
+        async move {
+            c.query("SELECT id FROM prices WHERE price = $1", &[&v])
+                .await
+                .unwrap()
+                .len()
+        }
+    };
+    assert_eq!(matching("1.005").await, 0);
+    assert_eq!(matching("1.01").await, 1);
+}
+
 #[tokio::test]
 async fn on_conflict_and_returning() {
     let (_server, c) = setup().await;

@@ -232,6 +232,27 @@ mod tests {
     }
 
     #[test]
+    fn a_definition_from_before_numeric_typmods_reads_and_writes_as_it_was() {
+        use crate::types::SqlType;
+        // As builds before numeric typmods wrote it: every numeric bare.
+        let old = r#"{"name":"prices","id":"prices.1","columns":[{"name":"id","ty":"Int4","not_null":true,"default":null},{"name":"price","ty":"Numeric","not_null":false,"default":"0"},{"name":"history","ty":{"Array":"Numeric"},"not_null":false,"default":null}],"primary_key":[0],"pkey_name":"prices_pkey","uniques":[]}"#;
+        let e = Entry::decode(old).unwrap();
+        let def = e.committed.as_ref().unwrap();
+        let types: Vec<&SqlType> = def.columns.iter().map(|c| &c.ty).collect();
+        let numeric = SqlType::Numeric(None);
+        assert_eq!(
+            types,
+            [
+                &SqlType::Int4,
+                &numeric,
+                &SqlType::array_of(numeric.clone())
+            ]
+        );
+        // Unchanged, so that older builds sharing the store still read it.
+        assert_eq!(e.encode().unwrap(), old);
+    }
+
+    #[test]
     fn only_the_owner_or_a_committed_decision_sees_the_intent() {
         let (t, other) = (uuid::Uuid::now_v7(), uuid::Uuid::now_v7());
         let e = Entry {

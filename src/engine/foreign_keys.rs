@@ -168,7 +168,7 @@ pub(super) fn define(
 /// foreign key: numbers with numbers, strings with strings, else the same.
 fn comparable(a: &SqlType, b: &SqlType) -> bool {
     use SqlType::*;
-    let number = |t: &SqlType| matches!(t, Int2 | Int4 | Int8 | Numeric | Float4 | Float8);
+    let number = |t: &SqlType| matches!(t, Int2 | Int4 | Int8 | Numeric(_) | Float4 | Float8);
     let string = |t: &SqlType| matches!(t, Text | Varchar(_) | Char(_));
     (number(a) && number(b))
         || (string(a) && string(b))

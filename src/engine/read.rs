@@ -36,14 +36,18 @@ fn pinned_key(
 }
 
 /// The key bytes of `values` in the key's column types; None as for
-/// `pinned_key`.
+/// `pinned_key`. A numeric typmod is left out: `WHERE k = 1.005` compares
+/// with numeric(5,2)'s 1.01 unrounded, so it finds nothing.
 fn key_of(table: &TableDef, cols: &[usize], values: Vec<Value>) -> Option<Vec<u8>> {
     let mut typed = Vec::with_capacity(values.len());
     for (&c, v) in cols.iter().zip(values) {
         if v.is_null() {
             return None;
         }
-        typed.push(v.cast_to(&table.columns[c].ty).ok()?);
+        typed.push(
+            v.cast_to(&table.columns[c].ty.without_numeric_typmod())
+                .ok()?,
+        );
     }
     let refs: Vec<&Value> = typed.iter().collect();
     Some(encode_key(&refs))

@@ -277,12 +277,15 @@ impl Params {
         }
     }
 
-    fn note(&mut self, n: usize, ty: &SqlType) {
+    /// Parameter `n` takes type `ty` unless it has one. Parameters have no
+    /// typmod in PostgreSQL: one compared with a numeric(5,2) column is not
+    /// rounded, and one written into it is rounded by the write's cast.
+    pub(super) fn note(&mut self, n: usize, ty: &SqlType) {
         if self.types.len() <= n {
             self.types.resize(n + 1, None);
         }
         if self.types[n].is_none() {
-            self.types[n] = Some(ty.clone());
+            self.types[n] = Some(ty.without_numeric_typmod());
         }
     }
 
@@ -333,7 +336,7 @@ impl Compiler<'_> {
                     ast::Value::SingleQuotedString(s) => s.clone(),
                     other => other.to_string(),
                 };
-                Expr::Literal(Value::parse_text(&ty, &text)?)
+                Expr::Literal(after_input(Value::parse_text(&ty, &text)?, &ty)?)
             }
             E::UnaryOp { op, expr } => {
                 let inner = self.compile(expr)?;
@@ -447,12 +450,7 @@ impl Compiler<'_> {
                     }
                     Expr::Unknown(s, loc) => {
                         let v = Value::parse_text(&ty, &s).map_err(|e| e.at(loc))?;
-                        // An array's elements are cast as the array is
-                        // (`'{ab}'::varchar(1)[]` truncates each).
-                        Expr::Literal(match ty.element() {
-                            Some(_) => cast_explicit(&v, &ty).map_err(|e| e.at(loc))?,
-                            None => v,
-                        })
+                        Expr::Literal(after_input(v, &ty)?)
                     }
                     Expr::Param(n) => {
                         self.params.note(n, &ty);
@@ -558,7 +556,7 @@ impl Compiler<'_> {
             common = Some(match common {
                 None => t,
                 Some(c) if numeric_rank(&c).is_some() && numeric_rank(&t).is_some() => {
-                    numeric_result(Some(c), Some(t)).unwrap_or(SqlType::Numeric)
+                    numeric_result(Some(c), Some(t)).unwrap_or(SqlType::Numeric(None))
                 }
                 Some(c) if is_string_type(&c) && is_string_type(&t) => {
                     if c == t {
@@ -767,7 +765,7 @@ impl Compiler<'_> {
             | Expr::Quantified { .. }
             | Expr::Like { .. } => Some(SqlType::Bool),
             Expr::Array(_, elem) => Some(SqlType::array_of(elem.clone())),
-            Expr::Neg(inner) => self.type_of(inner),
+            Expr::Neg(inner) => self.type_of(inner).map(|t| t.without_numeric_typmod()),
             Expr::Binary(op, l, r) => match op {
                 op if op.is_comparison() => Some(SqlType::Bool),
                 BinOp::And | BinOp::Or => Some(SqlType::Bool),
@@ -991,7 +989,7 @@ fn number(n: &str) -> SqlResult<Value> {
     if let Ok(i) = n.parse::<i64>() {
         return Ok(Value::Int8(i));
     }
-    Value::parse_text(&SqlType::Numeric, n)
+    Value::parse_text(&SqlType::Numeric(None), n)
 }
 
 fn negate(v: &Value) -> SqlResult<Value> {
@@ -1030,7 +1028,7 @@ pub fn value_type(v: &Value) -> Option<SqlType> {
         Value::Int8(_) => SqlType::Int8,
         Value::Float4(_) => SqlType::Float4,
         Value::Float8(_) => SqlType::Float8,
-        Value::Numeric(_) => SqlType::Numeric,
+        Value::Numeric(_) => SqlType::Numeric(None),
         Value::Text(_) => SqlType::Text,
         Value::Bytea(_) => SqlType::Bytea,
         Value::Uuid(_) => SqlType::Uuid,
@@ -1105,24 +1103,30 @@ fn numeric_rank(t: &SqlType) -> Option<u8> {
         SqlType::Int2 => 1,
         SqlType::Int4 => 2,
         SqlType::Int8 => 3,
-        SqlType::Numeric => 4,
+        SqlType::Numeric(_) => 4,
         SqlType::Float4 => 5,
         SqlType::Float8 => 6,
         _ => return None,
     })
 }
 
+/// An arithmetic operator's result type; its numeric has no typmod.
 fn numeric_result(l: Option<SqlType>, r: Option<SqlType>) -> Option<SqlType> {
-    match (l, r) {
+    let t = match (l, r) {
         (Some(l), Some(r)) => {
             let (lr, rr) = (numeric_rank(&l)?, numeric_rank(&r)?);
             // smallint + smallint is integer in PostgreSQL's operator set only
             // for mixed widths; same-width stays.
-            Some(if lr >= rr { l } else { r })
+            if lr >= rr {
+                l
+            } else {
+                r
+            }
         }
-        (Some(t), None) | (None, Some(t)) => Some(t),
-        (None, None) => None,
-    }
+        (Some(t), None) | (None, Some(t)) => t,
+        (None, None) => return None,
+    };
+    Some(t.without_numeric_typmod())
 }
 
 /// What evaluation can see besides the row.
@@ -1333,6 +1337,17 @@ impl Expr {
     /// True iff the expression evaluates to TRUE (NULL and FALSE filter out).
     pub fn holds(&self, cx: &EvalCtx<'_>) -> SqlResult<bool> {
         Ok(truth(&self.eval(cx)?)? == Some(true))
+    }
+}
+
+/// A quoted literal of type `ty` once the input function has read it:
+/// an array's elements are cast as the array is (`'{ab}'::varchar(1)[]`
+/// truncates each), and a numeric typmod rounds, as PostgreSQL applies
+/// it after the input function, so its errors carry no position.
+fn after_input(v: Value, ty: &SqlType) -> SqlResult<Value> {
+    match ty {
+        SqlType::Array(_) | SqlType::Numeric(Some(_)) => cast_explicit(&v, ty),
+        _ => Ok(v),
     }
 }
 

@@ -1348,10 +1348,7 @@ pub fn is_default_keyword(e: &ast::Expr) -> bool {
 fn assign(c: &mut Compiler<'_>, e: Expr, ty: &SqlType) -> SqlResult<Expr> {
     Ok(match e {
         Expr::Param(n) => {
-            c.params.types.resize(c.params.types.len().max(n + 1), None);
-            if c.params.types[n].is_none() {
-                c.params.types[n] = Some(ty.clone());
-            }
+            c.params.note(n, ty);
             Expr::Param(n)
         }
         Expr::Unknown(s, loc) => {
@@ -1425,7 +1422,7 @@ fn cast_type_name(dt: &ast::DataType) -> String {
             SqlType::Int8 => "int8",
             SqlType::Float4 => "float4",
             SqlType::Float8 => "float8",
-            SqlType::Numeric => "numeric",
+            SqlType::Numeric(_) => "numeric",
             SqlType::Text => "text",
             SqlType::Varchar(_) => "varchar",
             SqlType::Char(_) => "bpchar",

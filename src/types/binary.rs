@@ -22,7 +22,7 @@ impl Value {
             SqlType::Int8 => Value::Int8(get(&Type::INT8, bytes)?),
             SqlType::Float4 => Value::Float4(get(&Type::FLOAT4, bytes)?),
             SqlType::Float8 => Value::Float8(get(&Type::FLOAT8, bytes)?),
-            SqlType::Numeric => Value::Numeric(decode_numeric_binary(bytes)?),
+            SqlType::Numeric(_) => Value::Numeric(decode_numeric_binary(bytes)?),
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Void => {
                 Value::Text(utf8_text(bytes)?.to_owned())
             }
@@ -113,7 +113,7 @@ impl Value {
                 | (Value::Int8(_), SqlType::Int8)
                 | (Value::Float4(_), SqlType::Float4)
                 | (Value::Float8(_), SqlType::Float8)
-                | (Value::Numeric(_), SqlType::Numeric)
+                | (Value::Numeric(_), SqlType::Numeric(_))
                 | (
                     Value::Text(_),
                     SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)
@@ -256,19 +256,20 @@ mod tests {
         let e = Value::decode_binary(&SqlType::Json, b"{").unwrap_err();
         assert_error(&e, "22P02", "invalid input syntax for type json");
         // Numeric: NaN, bad digit, truncated.
-        let e = Value::decode_binary(&SqlType::Numeric, &unhex("00000000c0000000")).unwrap_err();
-        assert_eq!(e.code, "0A000");
         let e =
-            Value::decode_binary(&SqlType::Numeric, &unhex("00010000000000002710")).unwrap_err();
+            Value::decode_binary(&SqlType::Numeric(None), &unhex("00000000c0000000")).unwrap_err();
+        assert_eq!(e.code, "0A000");
+        let e = Value::decode_binary(&SqlType::Numeric(None), &unhex("00010000000000002710"))
+            .unwrap_err();
         assert_error(&e, "22P03", "invalid digit in external \"numeric\" value");
-        let e = Value::decode_binary(&SqlType::Numeric, &unhex("000100000000")).unwrap_err();
+        let e = Value::decode_binary(&SqlType::Numeric(None), &unhex("000100000000")).unwrap_err();
         assert_eq!(e.code, "22P03");
         // numeric_recv truncates digits hidden by dscale.
-        let v =
-            Value::decode_binary(&SqlType::Numeric, &unhex("000200000000000100011388")).unwrap();
+        let v = Value::decode_binary(&SqlType::Numeric(None), &unhex("000200000000000100011388"))
+            .unwrap();
         assert_eq!(text(&v), "1.5");
-        let v =
-            Value::decode_binary(&SqlType::Numeric, &unhex("000200000000000000011388")).unwrap();
+        let v = Value::decode_binary(&SqlType::Numeric(None), &unhex("000200000000000000011388"))
+            .unwrap();
         assert_eq!(text(&v), "1");
         // Binary text is not length-checked (cast_to does that).
         let v = Value::decode_binary(&SqlType::Varchar(Some(1)), b"abc").unwrap();

@@ -6,7 +6,7 @@ use chrono::NaiveTime;
 use rust_decimal::prelude::ToPrimitive;
 use rust_decimal::{Decimal, RoundingStrategy};
 
-use super::numeric::{float_to_numeric, numeric_text};
+use super::numeric::{fit_typmod, float_to_numeric, numeric_text};
 use super::{out_of_range, SqlType, Value, CANNOT_COERCE};
 use crate::error::{sqlstate, SqlError, SqlResult};
 
@@ -15,7 +15,8 @@ impl Value {
     /// INSERT/UPDATE: integer range (22003 "smallint out of range"),
     /// varchar(n) length (22001 `value too long for type character varying(3)`),
     /// char(n) padding, text -> any type through `parse_text`, numeric
-    /// widening, int <-> float <-> numeric.
+    /// widening, int <-> float <-> numeric, numeric(p, s) rounding and
+    /// bounds (22003 "numeric field overflow").
     pub fn cast_to(&self, ty: &SqlType) -> SqlResult<Value> {
         use SqlType as T;
         use Value as V;
@@ -59,9 +60,9 @@ impl Value {
             (V::Float8(f), T::Float4) => V::Float4(float8_to_float4(*f)?),
             (V::Float4(f), T::Int2 | T::Int4 | T::Int8) => float_to_int(*f as f64, ty)?,
             (V::Float8(f), T::Int2 | T::Int4 | T::Int8) => float_to_int(*f, ty)?,
-            (V::Float4(f), T::Numeric) => V::Numeric(float_to_numeric(*f as f64, 6)?),
-            (V::Float8(f), T::Numeric) => V::Numeric(float_to_numeric(*f, 15)?),
-            (V::Numeric(d), T::Numeric) => V::Numeric(*d),
+            (V::Float4(f), T::Numeric(_)) => V::Numeric(float_to_numeric(*f as f64, 6)?),
+            (V::Float8(f), T::Numeric(_)) => V::Numeric(float_to_numeric(*f, 15)?),
+            (V::Numeric(d), T::Numeric(_)) => V::Numeric(*d),
             (V::Numeric(d), T::Float4) => V::Float4(numeric_text(d).parse().unwrap_or(f32::NAN)),
             (V::Numeric(d), T::Float8) => V::Float8(numeric_text(d).parse().unwrap_or(f64::NAN)),
             (V::Numeric(d), T::Int2 | T::Int4 | T::Int8) => {
@@ -97,7 +98,11 @@ impl Value {
                 ))
             }
         };
-        Ok(v)
+        // numeric(p, s) rounds and bounds whatever an arm made.
+        match (v, ty) {
+            (V::Numeric(d), T::Numeric(m)) => Ok(V::Numeric(fit_typmod(d, *m)?)),
+            (v, _) => Ok(v),
+        }
     }
 }
 
@@ -110,7 +115,7 @@ impl SqlType {
                 | SqlType::Int8
                 | SqlType::Float4
                 | SqlType::Float8
-                | SqlType::Numeric
+                | SqlType::Numeric(_)
         )
     }
 }
@@ -224,7 +229,7 @@ fn coerce_string(s: &str, ty: &SqlType) -> SqlResult<Value> {
 #[cfg(test)]
 mod tests {
     use crate::types::test_util::{
-        assert_error, cast_err, cast_text, date, jsonb, num, parse, ts, tstz, ty,
+        assert_error, cast_err, cast_text, date, jsonb, num, numeric, parse, ts, tstz, ty,
     };
     use crate::types::{SqlType, Value};
 
@@ -359,7 +364,7 @@ mod tests {
             Value::Int8(i64::MIN)
         );
         // float -> numeric goes through %.15g (%.6g for real), as in PostgreSQL.
-        let to_num = |f: f64| cast_text(Value::Float8(f), &T::Numeric);
+        let to_num = |f: f64| cast_text(Value::Float8(f), &T::Numeric(None));
         assert_eq!(to_num(0.1), "0.1");
         assert_eq!(to_num(1.0 / 3.0), "0.333333333333333");
         assert_eq!(to_num(1e20), "100000000000000000000");
@@ -367,15 +372,21 @@ mod tests {
         assert_eq!(to_num(100.0), "100");
         assert_eq!(to_num(-0.0), "0");
         assert_eq!(
-            cast_text(Value::Float4((1.0f64 / 3.0) as f32), &T::Numeric),
+            cast_text(Value::Float4((1.0f64 / 3.0) as f32), &T::Numeric(None)),
             "0.333333"
         );
         assert_eq!(
-            cast_text(Value::Float4(123456789.123), &T::Numeric),
+            cast_text(Value::Float4(123456789.123), &T::Numeric(None)),
             "123457000"
         );
-        assert_eq!(cast_err(Value::Float8(f64::NAN), &T::Numeric).code, "0A000");
-        assert_eq!(cast_err(Value::Float8(1e300), &T::Numeric).code, "22003");
+        assert_eq!(
+            cast_err(Value::Float8(f64::NAN), &T::Numeric(None)).code,
+            "0A000"
+        );
+        assert_eq!(
+            cast_err(Value::Float8(1e300), &T::Numeric(None)).code,
+            "22003"
+        );
         // Widening to floats and numeric.
         assert_eq!(
             cast_text(Value::Int8(12345678901234567), &T::Float8),
@@ -388,7 +399,7 @@ mod tests {
         assert_eq!(cast_text(num("1.5"), &T::Float8), "1.5");
         assert_eq!(cast_text(num("0.1"), &T::Float4), "0.1");
         assert_eq!(
-            cast_text(Value::Int8(i64::MAX), &T::Numeric),
+            cast_text(Value::Int8(i64::MAX), &T::Numeric(None)),
             "9223372036854775807"
         );
         assert_eq!(
@@ -409,7 +420,85 @@ mod tests {
             cast_text(Value::Float8(f64::INFINITY), &T::Float4),
             "Infinity"
         );
-        assert_eq!(num("1.50").cast_to(&T::Numeric).unwrap(), num("1.50"));
+        assert_eq!(num("1.50").cast_to(&T::Numeric(None)).unwrap(), num("1.50"));
+    }
+
+    #[test]
+    fn cast_into_numeric_typmod_as_postgres() {
+        // `select '<value>'::numeric::numeric(<typmod>)` in PostgreSQL 15.
+        let rounded: &[(&str, (u16, i16), &str)] = &[
+            ("7", (5, 2), "7.00"),
+            ("1.005", (5, 2), "1.01"),
+            ("-1.005", (5, 2), "-1.01"),
+            ("1.239", (5, 2), "1.24"),
+            ("1.0049", (5, 2), "1.00"),
+            ("-0.004", (5, 2), "0.00"),
+            ("999.994", (5, 2), "999.99"),
+            ("0.5", (3, 0), "1"),
+            ("2.5", (3, 0), "3"),
+            ("-2.5", (3, 0), "-3"),
+            ("7.5", (1, 0), "8"),
+            ("0.994", (2, 2), "0.99"),
+            ("1250", (4, -2), "1300"),
+            ("-1249.99", (4, -2), "-1200"),
+            ("49.99", (4, -2), "0"),
+            ("50", (4, -2), "100"),
+            ("999949.99", (4, -2), "999900"),
+            ("0.00099", (2, 5), "0.00099"),
+            ("0.000994", (2, 5), "0.00099"),
+            ("12345678901234567890.5", (28, 0), "12345678901234567891"),
+            ("0.000000001", (1, -28), "0"),
+        ];
+        for (input, (p, s), expected) in rounded {
+            assert_eq!(
+                cast_text(num(input), &numeric(*p, *s)),
+                *expected,
+                "{input}"
+            );
+        }
+        let overflows: &[(&str, (u16, i16), &str)] = &[
+            ("999.995", (5, 2), "10^3"),
+            ("-999.995", (5, 2), "10^3"),
+            ("123456.5", (5, 2), "10^3"),
+            ("999.5", (3, 0), "10^3"),
+            ("0.995", (2, 2), "1"),
+            ("-0.995", (2, 2), "1"),
+            ("999950", (4, -2), "10^6"),
+            ("0.001", (2, 5), "10^-3"),
+            ("0.0009995", (2, 5), "10^-3"),
+        ];
+        for (input, (p, s), bound) in overflows {
+            let e = cast_err(num(input), &numeric(*p, *s));
+            assert_error(&e, "22003", "numeric field overflow");
+            assert_eq!(
+                e.detail.as_deref(),
+                Some(format!("A field with precision {p}, scale {s} must round to an absolute value less than {bound}.").as_str()),
+                "{input}"
+            );
+        }
+        // Every way into the column: integers, floats, text.
+        let t = numeric(5, 2);
+        assert_eq!(cast_text(Value::Int4(7), &t), "7.00");
+        assert_eq!(cast_text(Value::Float8(1.23456), &t), "1.23");
+        assert_eq!(cast_text(Value::Float4(2.5), &t), "2.50");
+        assert_eq!(cast_text(Value::Text("2.345".into()), &t), "2.35");
+        assert_eq!(cast_err(Value::Int8(1000), &t).code, "22003");
+        assert_eq!(Value::Null.cast_to(&t).unwrap(), Value::Null);
+        // An array's elements, each.
+        let a = ty("numeric(5,2)[]");
+        assert_eq!(
+            cast_text(parse(&a, "{1.005,7,NULL}"), &a),
+            "{1.01,7.00,NULL}"
+        );
+        // PostgreSQL's results a Decimal cannot hold: keyclaim's limit.
+        for (input, (p, s)) in [
+            ("79228162514264337593543950335", (29, -1)),
+            ("50000000000000000000000000000", (1, -29)),
+        ] {
+            let e = cast_err(num(input), &numeric(p, s));
+            assert_eq!(e.code, "22003", "{input}");
+            assert!(e.detail.unwrap().starts_with("keyclaim stores"), "{input}");
+        }
     }
 
     #[test]
@@ -504,7 +593,7 @@ mod tests {
             (jsonb("1"), T::Int4, "cannot cast type json to integer"),
             (
                 ts("2024-01-02"),
-                T::Numeric,
+                T::Numeric(None),
                 "cannot cast type timestamp without time zone to numeric",
             ),
         ];

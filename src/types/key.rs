@@ -169,7 +169,7 @@ fn decode_one(ty: &SqlType, tag: u8, body: &[u8]) -> Option<Value> {
         }
         (key_tag::FLOAT, SqlType::Float4) => Value::Float4(f64::from_bits(be8()?) as f32),
         (key_tag::FLOAT, SqlType::Float8) => Value::Float8(f64::from_bits(be8()?)),
-        (key_tag::NUMERIC, SqlType::Numeric) => {
+        (key_tag::NUMERIC, SqlType::Numeric(_)) => {
             Value::Numeric(Decimal::deserialize(body.try_into().ok()?))
         }
         (key_tag::TEXT, SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_)) => {
@@ -331,8 +331,8 @@ mod tests {
             (SqlType::Float4, Value::Float4(1.5)),
             (SqlType::Float4, Value::Float4(f32::INFINITY)),
             (SqlType::Float8, Value::Float8(-2.25e300)),
-            (SqlType::Numeric, num("123.4500")),
-            (SqlType::Numeric, num("-0.000001")),
+            (SqlType::Numeric(None), num("123.4500")),
+            (SqlType::Numeric(None), num("-0.000001")),
             (SqlType::Text, Value::Text("héllo wörld".into())),
             (SqlType::Varchar(Some(4)), Value::Text(String::new())),
             (c3.clone(), Value::Text("ab".into()).cast_to(&c3).unwrap()),
@@ -385,8 +385,8 @@ mod tests {
     #[test]
     fn decode_key_gives_canonical_forms() {
         let one = |ty: SqlType, v: Value| decode_key(&[ty], &encode_key(&[&v])).unwrap().remove(0);
-        assert_eq!(text(&one(SqlType::Numeric, num("1.500"))), "1.5");
-        assert_eq!(text(&one(SqlType::Numeric, num("1e2"))), "100");
+        assert_eq!(text(&one(SqlType::Numeric(None), num("1.500"))), "1.5");
+        assert_eq!(text(&one(SqlType::Numeric(None), num("1e2"))), "100");
         let z = one(SqlType::Float8, Value::Float8(-0.0));
         assert!(matches!(z, Value::Float8(f) if f == 0.0 && f.is_sign_positive()));
         assert!(

@@ -53,7 +53,13 @@ use uuid::Uuid;
 use crate::error::{sqlstate, SqlError};
 
 /// A column type as declared in DDL.
+///
+/// Serde's derived form is `SqlType::serialize` / `SqlType::deserialize`
+/// (`remote = "Self"`); the `Serialize` and `Deserialize` impls in
+/// `sql_type` wrap it so that a numeric without a typmod keeps the bare
+/// `"Numeric"` every catalog held before typmods were kept.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(remote = "Self")]
 pub enum SqlType {
     Bool,
     Int2,
@@ -61,7 +67,8 @@ pub enum SqlType {
     Int8,
     Float4,
     Float8,
-    Numeric,
+    /// `numeric(p, s)`; `None` is unconstrained `numeric`.
+    Numeric(Option<NumericMod>),
     Text,
     /// `varchar(n)`; `None` is unbounded.
     Varchar(Option<u32>),
@@ -80,6 +87,15 @@ pub enum SqlType {
     /// A one-dimensional array of the element type, which is never itself
     /// an array (`SqlType::array_of`).
     Array(Box<SqlType>),
+}
+
+/// The precision and scale of `numeric(p, s)` (`numeric(p)` is scale 0):
+/// PostgreSQL 15 allows precision 1..=1000 and scale -1000..=1000, a
+/// negative scale rounding to tens, hundreds, ...
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct NumericMod {
+    pub precision: u16,
+    pub scale: i16,
 }
 
 /// A value in flight or at rest. `Null` is SQL NULL of any type.

@@ -8,7 +8,7 @@ use bytes::{BufMut, BytesMut};
 use rust_decimal::Decimal;
 
 use super::float::float8_text;
-use super::{bad_binary, is_c_space, out_of_range, INVALID_BINARY_REPRESENTATION};
+use super::{bad_binary, is_c_space, out_of_range, NumericMod, INVALID_BINARY_REPRESENTATION};
 use crate::error::{SqlError, SqlResult};
 
 /// PostgreSQL's limits: digits before the point and the display scale.
@@ -31,6 +31,91 @@ fn numeric_special_unsupported(s: &str) -> SqlError {
         format!("numeric value \"{s}\" is not supported"),
         "keyclaim's numeric has no NaN or Infinity; use double precision for those",
     )
+}
+
+/// `d` as a value of `numeric(m)`: as it is without a typmod.
+pub(super) fn fit_typmod(d: Decimal, m: Option<NumericMod>) -> SqlResult<Decimal> {
+    match m {
+        Some(m) => apply_typmod(&d, m),
+        None => Ok(d),
+    }
+}
+
+/// PostgreSQL's apply_typmod, what every value written or cast into
+/// `numeric(p, s)` goes through: rounded half away from zero to the scale,
+/// refused (22003) when more digits than `p - s` are left before the point,
+/// then padded to the scale (`7` is `7.00` in `numeric(5,2)`).
+fn apply_typmod(d: &Decimal, m: NumericMod) -> SqlResult<Decimal> {
+    let scale = i64::from(m.scale);
+    let (mantissa, exp) = round_half_away(d.mantissa(), i64::from(d.scale()), scale);
+    let max_digits = i64::from(m.precision) - scale;
+    if integer_digits(mantissa, exp) > max_digits {
+        return Err(field_overflow(m, max_digits));
+    }
+    padded(mantissa, exp, scale.max(0))
+}
+
+/// `mantissa * 10^-exp` rounded to `scale` fraction digits (a negative
+/// scale rounds to a multiple of `10^-scale`), half away from zero as
+/// PostgreSQL's round_var does: the new mantissa and exponent, the exponent
+/// never below 0. A value with no more fraction digits is left as it is.
+fn round_half_away(mantissa: i128, exp: i64, scale: i64) -> (i128, i64) {
+    if exp <= scale {
+        return (mantissa, exp);
+    }
+    let dropped = exp - scale;
+    // A Decimal's mantissa is below 10^29: dropping more digits than an
+    // i128 can count rounds it to 0.
+    let Some(unit) = u32::try_from(dropped)
+        .ok()
+        .and_then(|n| 10i128.checked_pow(n))
+    else {
+        return (0, scale.max(0));
+    };
+    let (units, rest) = (mantissa / unit, mantissa % unit);
+    let units = if rest.abs() >= unit / 2 {
+        units + mantissa.signum()
+    } else {
+        units
+    };
+    // A negative scale keeps the dropped places as zeros before the point
+    // (fewer than `dropped`, so the power fits).
+    let zeros = u32::try_from(-scale).unwrap_or(0);
+    (units.saturating_mul(10i128.pow(zeros)), scale.max(0))
+}
+
+/// PostgreSQL's count of digits before the point of `mantissa * 10^-exp`,
+/// the place of its first significant digit (0.05 has -1); zero has none
+/// and fits any field.
+fn integer_digits(mantissa: i128, exp: i64) -> i64 {
+    match mantissa.unsigned_abs().checked_ilog10() {
+        Some(log) => i64::from(log) + 1 - exp,
+        None => i64::MIN,
+    }
+}
+
+/// `mantissa * 10^-exp` shown with `scale` (at least `exp`) fraction
+/// digits, if a Decimal can hold that many.
+fn padded(mantissa: i128, exp: i64, scale: i64) -> SqlResult<Decimal> {
+    let mantissa = u32::try_from(scale - exp)
+        .ok()
+        .and_then(|extra| 10i128.checked_pow(extra))
+        .and_then(|p| mantissa.checked_mul(p))
+        .ok_or_else(numeric_too_precise)?;
+    let scale = u32::try_from(scale).map_err(|_| numeric_too_precise())?;
+    Decimal::try_from_i128_with_scale(mantissa, scale).map_err(|_| numeric_too_precise())
+}
+
+fn field_overflow(m: NumericMod, max_digits: i64) -> SqlError {
+    // PostgreSQL shows 10^0 as 1.
+    let bound = match max_digits {
+        0 => "1".to_owned(),
+        n => format!("10^{n}"),
+    };
+    out_of_range("numeric field overflow").with_detail(format!(
+        "A field with precision {}, scale {} must round to an absolute value less than {bound}.",
+        m.precision, m.scale
+    ))
 }
 
 /// A decimal number split PostgreSQL's way: sign, digits (integer and fraction

@@ -2,7 +2,9 @@
 //! PostgreSQL's typmod checks and its internal names such as `bpchar(n)`),
 //! and the metadata the wire reports: type OIDs, names and typmods.
 
-use super::SqlType;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use super::{NumericMod, SqlType};
 use crate::error::{sqlstate, SqlError, SqlResult};
 
 impl SqlType {
@@ -37,8 +39,7 @@ impl SqlType {
             D::DoublePrecision | D::Float8 => SqlType::Float8,
             D::Float(info) => float_precision(info)?,
             D::Numeric(info) | D::Decimal(info) | D::Dec(info) => {
-                check_numeric_typmod(info)?;
-                SqlType::Numeric
+                SqlType::Numeric(ast_numeric_mod(info)?)
             }
             D::Bytea => SqlType::Bytea,
             D::JSON => SqlType::Json,
@@ -65,7 +66,7 @@ impl SqlType {
             SqlType::Int8 => Type::INT8,
             SqlType::Float4 => Type::FLOAT4,
             SqlType::Float8 => Type::FLOAT8,
-            SqlType::Numeric => Type::NUMERIC,
+            SqlType::Numeric(_) => Type::NUMERIC,
             SqlType::Text => Type::TEXT,
             SqlType::Varchar(_) => Type::VARCHAR,
             SqlType::Char(_) => Type::BPCHAR,
@@ -91,7 +92,7 @@ impl SqlType {
             Type::INT8 => SqlType::Int8,
             Type::FLOAT4 => SqlType::Float4,
             Type::FLOAT8 => SqlType::Float8,
-            Type::NUMERIC => SqlType::Numeric,
+            Type::NUMERIC => SqlType::Numeric(None),
             Type::TEXT => SqlType::Text,
             Type::VARCHAR => SqlType::Varchar(None),
             Type::BPCHAR => SqlType::Char(None),
@@ -116,7 +117,7 @@ impl SqlType {
             SqlType::Int8 => "bigint",
             SqlType::Float4 => "real",
             SqlType::Float8 => "double precision",
-            SqlType::Numeric => "numeric",
+            SqlType::Numeric(_) => "numeric",
             SqlType::Text => "text",
             SqlType::Varchar(_) => "character varying",
             SqlType::Char(_) => "character",
@@ -137,10 +138,55 @@ impl SqlType {
         match self {
             SqlType::Varchar(Some(n)) => (*n as i32).saturating_add(4),
             SqlType::Char(n) => (n.unwrap_or(1) as i32).saturating_add(4),
+            SqlType::Numeric(Some(m)) => m.typmod(),
             // An array column's typmod is its element's.
             SqlType::Array(elem) => elem.type_modifier(),
             _ => -1,
         }
+    }
+
+    /// The type without a numeric typmod, as PostgreSQL's operators and
+    /// functions take and return it: a literal compared with a
+    /// `numeric(5,2)` column is a plain numeric, not rounded to 2 places.
+    pub fn without_numeric_typmod(&self) -> SqlType {
+        match self {
+            SqlType::Numeric(_) => SqlType::Numeric(None),
+            SqlType::Array(elem) => SqlType::array_of(elem.without_numeric_typmod()),
+            other => other.clone(),
+        }
+    }
+}
+
+// The stored form (catalog definitions are JSON): serde's derived form,
+// except that a numeric without a typmod stays the bare "Numeric" that
+// builds before typmods wrote for every numeric column. Old catalogs read
+// unchanged, and so do new ones without typmods, by older builds too.
+
+impl Serialize for SqlType {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            SqlType::Numeric(None) => s.serialize_unit_variant("SqlType", 6, "Numeric"),
+            other => SqlType::serialize(other, s),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for SqlType {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<SqlType, D::Error> {
+        #[derive(Deserialize)]
+        enum Bare {
+            Numeric,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Stored {
+            Bare(Bare),
+            Derived(#[serde(deserialize_with = "SqlType::deserialize")] SqlType),
+        }
+        Ok(match Stored::deserialize(d)? {
+            Stored::Bare(Bare::Numeric) => SqlType::Numeric(None),
+            Stored::Derived(ty) => ty,
+        })
     }
 }
 
@@ -213,36 +259,63 @@ fn float_precision(info: &sqlparser::ast::ExactNumberInfo) -> SqlResult<SqlType>
     }
 }
 
-fn check_numeric_precision_scale(precision: Option<i64>, scale: Option<i64>) -> SqlResult<()> {
-    if let Some(p) = precision {
-        if !(1..=1000).contains(&p) {
-            return Err(SqlError::new(
-                sqlstate::INVALID_PARAMETER_VALUE,
-                format!("NUMERIC precision {p} must be between 1 and 1000"),
-            ));
-        }
+impl NumericMod {
+    /// pg_attribute.atttypmod of `numeric(p, s)`: PostgreSQL 15 keeps the
+    /// scale in the low 11 bits, so a negative one wraps.
+    pub fn typmod(self) -> i32 {
+        ((i32::from(self.precision) << 16) | (i32::from(self.scale) & 0x7ff)) + 4
     }
-    if let Some(s) = scale {
-        if !(-1000..=1000).contains(&s) {
-            return Err(SqlError::new(
-                sqlstate::INVALID_PARAMETER_VALUE,
-                format!("NUMERIC scale {s} must be between -1000 and 1000"),
-            ));
-        }
+
+    /// The precision and scale a numeric typmod holds (None for -1).
+    pub fn from_typmod(typmod: i32) -> Option<NumericMod> {
+        let m = typmod.checked_sub(4).filter(|m| *m >= 0)?;
+        Some(NumericMod {
+            precision: ((m >> 16) & 0xffff) as u16,
+            // Sign-extend the 11-bit scale, as numeric.c does.
+            scale: (((m & 0x7ff) ^ 1024) - 1024) as i16,
+        })
     }
-    Ok(())
 }
 
-fn check_numeric_typmod(info: &sqlparser::ast::ExactNumberInfo) -> SqlResult<()> {
+/// The most fraction digits a keyclaim numeric holds (rust_decimal's),
+/// so the most a column can be padded to.
+const MAX_NUMERIC_SCALE: i64 = 28;
+
+/// `numeric(p, s)` after PostgreSQL's typmod checks (22023), then
+/// keyclaim's: a scale its values cannot be padded to is refused (0A000)
+/// rather than shown with fewer digits.
+fn numeric_mod(precision: i64, scale: i64) -> SqlResult<NumericMod> {
+    if !(1..=1000).contains(&precision) {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("NUMERIC precision {precision} must be between 1 and 1000"),
+        ));
+    }
+    if !(-1000..=1000).contains(&scale) {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            format!("NUMERIC scale {scale} must be between -1000 and 1000"),
+        ));
+    }
+    if scale > MAX_NUMERIC_SCALE {
+        return Err(SqlError::unsupported(
+            format!("NUMERIC scale {scale} is not supported"),
+            "keyclaim stores numeric values with at most 28 digits after the decimal point",
+        ));
+    }
+    Ok(NumericMod {
+        precision: precision as u16,
+        scale: scale as i16,
+    })
+}
+
+fn ast_numeric_mod(info: &sqlparser::ast::ExactNumberInfo) -> SqlResult<Option<NumericMod>> {
     use sqlparser::ast::ExactNumberInfo;
+    let precision = |p: &u64| i64::try_from(*p).unwrap_or(i64::MAX);
     match info {
-        ExactNumberInfo::None => Ok(()),
-        ExactNumberInfo::Precision(p) => {
-            check_numeric_precision_scale(Some(i64::try_from(*p).unwrap_or(i64::MAX)), None)
-        }
-        ExactNumberInfo::PrecisionAndScale(p, s) => {
-            check_numeric_precision_scale(Some(i64::try_from(*p).unwrap_or(i64::MAX)), Some(*s))
-        }
+        ExactNumberInfo::None => Ok(None),
+        ExactNumberInfo::Precision(p) => numeric_mod(precision(p), 0).map(Some),
+        ExactNumberInfo::PrecisionAndScale(p, s) => numeric_mod(precision(p), *s).map(Some),
     }
 }
 
@@ -322,27 +395,22 @@ fn custom_type(
             // which char(n) cannot represent.
             None => Err(unsupported_type("bpchar without a length")),
         },
-        "numeric" | "decimal" => {
-            match mods.as_slice() {
-                [] => {}
-                [p] => check_numeric_precision_scale(Some(*p), None)?,
-                [p, s] => check_numeric_precision_scale(Some(*p), Some(*s))?,
-                _ => {
-                    return Err(SqlError::new(
-                        sqlstate::INVALID_PARAMETER_VALUE,
-                        "invalid NUMERIC type modifier",
-                    ))
-                }
-            }
-            Ok(SqlType::Numeric)
-        }
+        "numeric" | "decimal" => match mods.as_slice() {
+            [] => Ok(SqlType::Numeric(None)),
+            [p] => numeric_mod(*p, 0).map(|m| SqlType::Numeric(Some(m))),
+            [p, s] => numeric_mod(*p, *s).map(|m| SqlType::Numeric(Some(m))),
+            _ => Err(SqlError::new(
+                sqlstate::INVALID_PARAMETER_VALUE,
+                "invalid NUMERIC type modifier",
+            )),
+        },
         _ => Err(unsupported_type(&dt.to_string())),
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::types::test_util::{assert_error, from_ast_err, ty};
+    use crate::types::test_util::{assert_error, from_ast_err, numeric, ty};
     use crate::types::SqlType;
 
     #[test]
@@ -384,12 +452,14 @@ mod tests {
             ("float", SqlType::Float8),
             ("float(25)", SqlType::Float8),
             ("float(53)", SqlType::Float8),
-            ("numeric", SqlType::Numeric),
-            ("numeric(10)", SqlType::Numeric),
-            ("numeric(10, 2)", SqlType::Numeric),
-            ("numeric(5, -2)", SqlType::Numeric),
-            ("decimal(10, 2)", SqlType::Numeric),
-            ("dec", SqlType::Numeric),
+            ("numeric", SqlType::Numeric(None)),
+            ("numeric(10)", numeric(10, 0)),
+            ("numeric(10, 2)", numeric(10, 2)),
+            ("numeric(5, -2)", numeric(5, -2)),
+            ("numeric(2, 5)", numeric(2, 5)),
+            ("decimal(10, 2)", numeric(10, 2)),
+            ("pg_catalog.numeric(7, 3)", numeric(7, 3)),
+            ("dec", SqlType::Numeric(None)),
             ("bytea", SqlType::Bytea),
             ("json", SqlType::Json),
             ("jsonb", SqlType::Jsonb),
@@ -471,6 +541,17 @@ mod tests {
                 "22023",
                 "NUMERIC scale 1001 must be between -1000 and 1000",
             ),
+            (
+                "numeric(5, -1001)",
+                "22023",
+                "NUMERIC scale -1001 must be between -1000 and 1000",
+            ),
+            // keyclaim's own limit: no value could be padded to the scale.
+            (
+                "numeric(40, 29)",
+                "0A000",
+                "NUMERIC scale 29 is not supported",
+            ),
             ("int(11)", "42601", "syntax error at or near \"(\""),
             (
                 "text(5)",
@@ -485,6 +566,7 @@ mod tests {
 
     #[test]
     fn type_metadata() {
+        use crate::types::NumericMod;
         use postgres_types::Type;
         let all = [
             (SqlType::Bool, Type::BOOL, "boolean"),
@@ -493,7 +575,7 @@ mod tests {
             (SqlType::Int8, Type::INT8, "bigint"),
             (SqlType::Float4, Type::FLOAT4, "real"),
             (SqlType::Float8, Type::FLOAT8, "double precision"),
-            (SqlType::Numeric, Type::NUMERIC, "numeric"),
+            (SqlType::Numeric(None), Type::NUMERIC, "numeric"),
             (SqlType::Text, Type::TEXT, "text"),
             (SqlType::Varchar(None), Type::VARCHAR, "character varying"),
             (SqlType::Char(None), Type::BPCHAR, "character"),
@@ -528,7 +610,56 @@ mod tests {
         assert_eq!(SqlType::Char(Some(4)).type_modifier(), 8);
         assert_eq!(SqlType::Char(None).type_modifier(), 5);
         assert_eq!(SqlType::Varchar(None).type_modifier(), -1);
-        assert_eq!(SqlType::Numeric.type_modifier(), -1);
+        assert_eq!(SqlType::Numeric(None).type_modifier(), -1);
+        // ((precision << 16) | scale) + 4, the scale in 11 bits.
+        assert_eq!(numeric(5, 2).type_modifier(), 327_686);
+        assert_eq!(numeric(3, 0).type_modifier(), 196_612);
+        assert_eq!(numeric(4, -2).type_modifier(), 264_194);
+        assert_eq!(numeric(1000, -1000).type_modifier(), 65_537_052);
+        assert_eq!(SqlType::array_of(numeric(5, 2)).type_modifier(), 327_686);
+        for t in [
+            numeric(5, 2),
+            numeric(4, -2),
+            numeric(1000, -1000),
+            numeric(1, 28),
+        ] {
+            let SqlType::Numeric(m) = t else {
+                unreachable!()
+            };
+            assert_eq!(NumericMod::from_typmod(t.type_modifier()), m);
+        }
+        assert_eq!(NumericMod::from_typmod(-1), None);
         assert_eq!(SqlType::Int4.type_modifier(), -1);
+    }
+
+    #[test]
+    fn stored_form_keeps_bare_numeric() {
+        let json = |t: &SqlType| serde_json::to_string(t).unwrap();
+        let back = |s: &str| serde_json::from_str::<SqlType>(s).unwrap();
+        // What every catalog held before typmods were kept, and still
+        // holds for a numeric without one.
+        assert_eq!(json(&SqlType::Numeric(None)), r#""Numeric""#);
+        assert_eq!(back(r#""Numeric""#), SqlType::Numeric(None));
+        assert_eq!(
+            back(r#"{"Array":"Numeric"}"#),
+            SqlType::array_of(SqlType::Numeric(None))
+        );
+        assert_eq!(
+            json(&numeric(5, -2)),
+            r#"{"Numeric":{"precision":5,"scale":-2}}"#
+        );
+        for t in [
+            SqlType::Numeric(None),
+            numeric(5, 2),
+            numeric(4, -2),
+            SqlType::array_of(numeric(5, 2)),
+            SqlType::array_of(SqlType::Numeric(None)),
+            SqlType::Varchar(Some(3)),
+            SqlType::Varchar(None),
+            SqlType::Int4,
+            SqlType::Jsonb,
+        ] {
+            assert_eq!(back(&json(&t)), t, "{}", json(&t));
+        }
     }
 }

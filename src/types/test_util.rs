@@ -6,7 +6,7 @@ use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::Parser;
 
 use crate::error::SqlError;
-use crate::types::{SqlType, Value};
+use crate::types::{NumericMod, SqlType, Value};
 
 /// The SqlType for a type name as written in DDL.
 pub(super) fn ty(sql: &str) -> SqlType {
@@ -80,7 +80,12 @@ pub(super) fn key(v: &Value) -> Vec<u8> {
 }
 
 pub(super) fn num(s: &str) -> Value {
-    parse(&SqlType::Numeric, s)
+    parse(&SqlType::Numeric(None), s)
+}
+
+/// `numeric(precision, scale)`.
+pub(super) fn numeric(precision: u16, scale: i16) -> SqlType {
+    SqlType::Numeric(Some(NumericMod { precision, scale }))
 }
 
 pub(super) fn ts(s: &str) -> Value {

@@ -15,6 +15,8 @@ impl Value {
     /// PostgreSQL's input function for `ty` (what a text-format parameter or a
     /// quoted literal goes through). Errors: 22P02 / 22007 / 22003 / 22008 with
     /// PostgreSQL's exact message (e.g. `invalid input syntax for type integer: "x"`).
+    /// Like PostgreSQL for those, it ignores a numeric(p, s) typmod, which
+    /// `cast_to` applies afterwards.
     pub fn parse_text(ty: &SqlType, s: &str) -> SqlResult<Value> {
         if s.contains('\0') {
             // What PostgreSQL's encoding check says before any input function runs.
@@ -29,7 +31,7 @@ impl Value {
             SqlType::Int8 => parse_int(s, "bigint", i64::MIN, i64::MAX).map(Value::Int8),
             SqlType::Float4 => parse_float4(s).map(Value::Float4),
             SqlType::Float8 => parse_float8(s).map(Value::Float8),
-            SqlType::Numeric => parse_numeric(s).map(Value::Numeric),
+            SqlType::Numeric(_) => parse_numeric(s).map(Value::Numeric),
             SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) | SqlType::Void => {
                 Ok(Value::Text(s.to_owned()))
             }
@@ -297,15 +299,15 @@ mod tests {
             Value::Json("{\"a\": 2, \"b\": 1}".into())
         );
         // Values rust_decimal cannot hold are refused, not rounded.
-        let e = parse_err(&SqlType::Numeric, "0.00000000000000000000000000001");
+        let e = parse_err(&SqlType::Numeric(None), "0.00000000000000000000000000001");
         assert_error(&e, "22003", "value overflows numeric format");
         assert!(e.detail.is_some());
-        let e = parse_err(&SqlType::Numeric, "79228162514264337593543950336");
+        let e = parse_err(&SqlType::Numeric(None), "79228162514264337593543950336");
         assert_eq!(e.code, "22003");
-        let e = parse_err(&SqlType::Numeric, "1e29");
+        let e = parse_err(&SqlType::Numeric(None), "1e29");
         assert_eq!(e.code, "22003");
         for special in ["NaN", "Infinity", "-inf"] {
-            let e = parse_err(&SqlType::Numeric, special);
+            let e = parse_err(&SqlType::Numeric(None), special);
             assert_eq!(e.code, "0A000", "{special}");
         }
         for special in ["infinity", "-infinity"] {

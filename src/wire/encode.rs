@@ -22,7 +22,7 @@ fn type_size(ty: &SqlType) -> i16 {
         SqlType::Int4 | SqlType::Float4 | SqlType::Date => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Uuid => 16,
-        SqlType::Numeric
+        SqlType::Numeric(_)
         | SqlType::Text
         | SqlType::Varchar(_)
         | SqlType::Char(_)

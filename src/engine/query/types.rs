@@ -5,7 +5,9 @@
 //! metadata, so a column passed through a join or a subquery comes back
 //! out under its own type. numeric travels as a 128-bit decimal of fixed
 //! scale ([`NUMERIC_SCALE`]): Arrow has no per-value scale, so a numeric
-//! computed by the engine prints without trailing fractional zeros.
+//! computed by the engine prints without trailing fractional zeros; a
+//! `numeric(p, s)` column carries its typmod in the metadata too, and its
+//! values come out with their `s` digits.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -23,7 +25,7 @@ use rust_decimal::Decimal;
 
 use crate::catalog::TableDef;
 use crate::error::{sqlstate, SqlError, SqlResult};
-use crate::types::{Array, SqlType, Value};
+use crate::types::{Array, NumericMod, SqlType, Value};
 
 /// The fractional digits a numeric keeps inside the engine.
 pub(crate) const NUMERIC_SCALE: i8 = 10;
@@ -46,7 +48,7 @@ pub(crate) fn arrow_type(ty: &SqlType) -> DataType {
         SqlType::Int8 => DataType::Int64,
         SqlType::Float4 => DataType::Float32,
         SqlType::Float8 => DataType::Float64,
-        SqlType::Numeric => DataType::Decimal128(NUMERIC_PRECISION, NUMERIC_SCALE),
+        SqlType::Numeric(_) => DataType::Decimal128(NUMERIC_PRECISION, NUMERIC_SCALE),
         SqlType::Text
         | SqlType::Varchar(_)
         | SqlType::Char(_)
@@ -85,6 +87,7 @@ fn type_tag(ty: &SqlType) -> Option<String> {
         SqlType::Uuid => "uuid".into(),
         SqlType::Json => "json".into(),
         SqlType::Jsonb => "jsonb".into(),
+        SqlType::Numeric(Some(m)) => format!("numeric({},{})", m.precision, m.scale),
         _ => return None,
     })
 }
@@ -98,6 +101,13 @@ fn from_tag(tag: &str) -> Option<SqlType> {
         "jsonb" => SqlType::Jsonb,
         t if t.starts_with("varchar(") => SqlType::Varchar(Some(number(&t[8..])?)),
         t if t.starts_with("char(") => SqlType::Char(Some(number(&t[5..])?)),
+        t if t.starts_with("numeric(") => {
+            let (p, s) = t[8..].trim_end_matches(')').split_once(',')?;
+            SqlType::Numeric(Some(NumericMod {
+                precision: p.parse().ok()?,
+                scale: s.parse().ok()?,
+            }))
+        }
         _ => return None,
     })
 }
@@ -112,6 +122,18 @@ pub(crate) fn table_schema(t: &TableDef) -> SchemaRef {
     Arc::new(Schema::new(fields))
 }
 
+/// The SQL type a field's metadata names, if the field can be one: a cast
+/// keeps its operand's metadata, and `price::text` is text, `code::numeric`
+/// and `price::numeric(4,1)` are not the column's type.
+fn tagged_type(field: &Field) -> Option<SqlType> {
+    let ty = field.metadata().get(SQL_TYPE).and_then(|t| from_tag(t))?;
+    let fits = match ty {
+        SqlType::Numeric(_) => arrow_type(&ty) == *field.data_type(),
+        _ => !field.data_type().is_numeric(),
+    };
+    fits.then_some(ty)
+}
+
 /// The SQL type a result field is sent as.
 pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
     Ok(match field.data_type() {
@@ -119,18 +141,16 @@ pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::Int2,
         DataType::Int32 | DataType::UInt16 => SqlType::Int4,
         DataType::Int64 | DataType::UInt32 => SqlType::Int8,
-        DataType::UInt64 => SqlType::Numeric,
+        DataType::UInt64 => SqlType::Numeric(None),
         DataType::Float16 | DataType::Float32 => SqlType::Float4,
         DataType::Float64 => SqlType::Float8,
         DataType::Decimal32(..)
         | DataType::Decimal64(..)
         | DataType::Decimal128(..)
-        | DataType::Decimal256(..) => SqlType::Numeric,
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => field
-            .metadata()
-            .get(SQL_TYPE)
-            .and_then(|t| from_tag(t))
-            .unwrap_or(SqlType::Text),
+        | DataType::Decimal256(..) => tagged_type(field).unwrap_or(SqlType::Numeric(None)),
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
+            tagged_type(field).unwrap_or(SqlType::Text)
+        }
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => SqlType::Bytea,
         DataType::Date32 | DataType::Date64 => SqlType::Date,
         DataType::Timestamp(_, None) => SqlType::Timestamp,
@@ -187,7 +207,7 @@ pub(crate) fn column_array<'a>(
         SqlType::Int8 => build!(Int64Builder::with_capacity(n), Value::Int8(x) => *x),
         SqlType::Float4 => build!(Float32Builder::with_capacity(n), Value::Float4(x) => *x),
         SqlType::Float8 => build!(Float64Builder::with_capacity(n), Value::Float8(x) => *x),
-        SqlType::Numeric => {
+        SqlType::Numeric(_) => {
             let b = Decimal128Builder::with_capacity(n)
                 .with_precision_and_scale(NUMERIC_PRECISION, NUMERIC_SCALE)
                 .map_err(|e| SqlError::internal(e.to_string()))?;
@@ -311,9 +331,9 @@ pub(crate) fn from_scalar(s: ScalarValue, ty: &SqlType) -> SqlResult<Value> {
         S::UInt64(Some(x)) => Value::Numeric(x.into()),
         S::Float32(Some(x)) => Value::Float4(x),
         S::Float64(Some(x)) => Value::Float8(x),
-        S::Decimal128(Some(m), _, scale) => Value::Numeric(numeric(m, scale)?),
-        S::Decimal64(Some(m), _, scale) => Value::Numeric(numeric(m.into(), scale)?),
-        S::Decimal32(Some(m), _, scale) => Value::Numeric(numeric(m.into(), scale)?),
+        S::Decimal128(Some(m), _, scale) => Value::Numeric(numeric(m, scale, ty)?),
+        S::Decimal64(Some(m), _, scale) => Value::Numeric(numeric(m.into(), scale, ty)?),
+        S::Decimal32(Some(m), _, scale) => Value::Numeric(numeric(m.into(), scale, ty)?),
         S::Utf8(Some(s)) | S::LargeUtf8(Some(s)) | S::Utf8View(Some(s)) => match ty {
             SqlType::Json | SqlType::Jsonb => Value::Json(s),
             SqlType::Uuid => Value::parse_text(ty, &s)?,
@@ -357,6 +377,11 @@ pub(crate) fn from_scalar(s: ScalarValue, ty: &SqlType) -> SqlResult<Value> {
             ))
         }
     };
+    // numeric(p, s) has shaped the value already (`numeric`): a cast
+    // would round what a UNION's other side brings.
+    if matches!((&v, ty), (Value::Numeric(_), SqlType::Numeric(Some(_)))) {
+        return Ok(v);
+    }
     // A value whose Arrow type differs from the column's (an integer in a
     // numeric column of a UNION, say) takes the column's type.
     if matches!(
@@ -379,19 +404,28 @@ fn stamp(t: DateTime<Utc>, zoned: bool) -> Value {
     }
 }
 
-/// A decimal out of the engine. One at the engine's own scale is a stored
-/// numeric (or the sum, min or max of some): PostgreSQL would print it at
-/// its input's scale, which Arrow does not keep, so it prints without
-/// trailing zeros. Any other scale is the literal's or the computation's.
-fn numeric(mantissa: i128, scale: i8) -> SqlResult<Decimal> {
+/// A decimal out of the engine, for a result field of type `ty`. One at
+/// the engine's own scale is a stored numeric (or the sum, min or max of
+/// some): PostgreSQL would print it at its input's scale, which Arrow does
+/// not keep, so it prints with the scale of its column's typmod when the
+/// field carries one, else without trailing zeros. Padded, never rounded:
+/// a UNION gives the other side's values the first side's field. Any other
+/// scale is the literal's, the computation's or the cast's.
+fn numeric(mantissa: i128, scale: i8, ty: &SqlType) -> SqlResult<Decimal> {
     if !(0..=28).contains(&scale) {
         return Err(out_of_range());
     }
     let d =
         Decimal::try_from_i128_with_scale(mantissa, scale as u32).map_err(|_| out_of_range())?;
-    Ok(if scale == NUMERIC_SCALE {
-        d.normalize()
-    } else {
-        d
-    })
+    if scale != NUMERIC_SCALE {
+        return Ok(d);
+    }
+    let mut d = d.normalize();
+    if let SqlType::Numeric(Some(m)) = ty {
+        let shown = u32::try_from(m.scale).unwrap_or(0);
+        if d.scale() < shown {
+            d.rescale(shown);
+        }
+    }
+    Ok(d)
 }

@@ -26,7 +26,7 @@ pub fn sql_type(cql: &str) -> Option<SqlType> {
         "date" => SqlType::Date,
         "float" => SqlType::Float4,
         "double" => SqlType::Float8,
-        "decimal" => SqlType::Numeric,
+        "decimal" => SqlType::Numeric(None),
         "blob" => SqlType::Bytea,
         _ => return None,
     })
@@ -90,7 +90,7 @@ pub fn plan(table: &str, columns: &[SchemaColumn]) -> Result<ForeignTable, Strin
         if c.kind == "partition_key" {
             // Equal decimals (1.0, 1.00) or floats (0.0, -0.0) may sit in
             // different partitions already: one key, two rows.
-            if matches!(ty, SqlType::Numeric | SqlType::Float4 | SqlType::Float8) {
+            if matches!(ty, SqlType::Numeric(_) | SqlType::Float4 | SqlType::Float8) {
                 problems.push(format!(
                     "{} is a {} partition key: equal values can be different partitions",
                     c.name, c.cql_type

@@ -47,7 +47,7 @@ pub fn cql_type(ty: &SqlType) -> &'static str {
         SqlType::Int8 => "bigint",
         SqlType::Float4 => "float",
         SqlType::Float8 => "double",
-        SqlType::Numeric => "decimal",
+        SqlType::Numeric(_) => "decimal",
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => "text",
         SqlType::Json | SqlType::Jsonb | SqlType::Void => "text",
         // An array is kept as its text form (`to_cql`).
@@ -492,7 +492,7 @@ mod tests {
             (SqlType::Int8, "bigint"),
             (SqlType::Float4, "float"),
             (SqlType::Float8, "double"),
-            (SqlType::Numeric, "decimal"),
+            (SqlType::Numeric(None), "decimal"),
             (SqlType::Char(Some(2)), "text"),
             (SqlType::Jsonb, "text"),
             (SqlType::Json, "text"),

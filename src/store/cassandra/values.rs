@@ -77,7 +77,7 @@ pub fn from_cql(ty: &SqlType, v: Option<&CqlValue>) -> StoreResult<Value> {
         (SqlType::Int8, CqlValue::BigInt(i)) => Value::Int8(*i),
         (SqlType::Float4, CqlValue::Float(f)) => Value::Float4(*f),
         (SqlType::Float8, CqlValue::Double(f)) => Value::Float8(*f),
-        (SqlType::Numeric, CqlValue::Decimal(d)) => {
+        (SqlType::Numeric(_), CqlValue::Decimal(d)) => {
             Value::Numeric(decimal_from_cql(d).ok_or_else(bad)?)
         }
         (
@@ -292,12 +292,12 @@ mod tests {
         round_trip(SqlType::Int8, "-9223372036854775808");
         round_trip(SqlType::Float4, "1.5");
         round_trip(SqlType::Float8, "-1e300");
-        round_trip(SqlType::Numeric, "123.4500");
-        round_trip(SqlType::Numeric, "-0.0000000000000000000000000001");
-        round_trip(SqlType::Numeric, "79228162514264337593543950335");
-        round_trip(SqlType::Numeric, "-128");
-        round_trip(SqlType::Numeric, "128");
-        round_trip(SqlType::Numeric, "0");
+        round_trip(SqlType::Numeric(None), "123.4500");
+        round_trip(SqlType::Numeric(None), "-0.0000000000000000000000000001");
+        round_trip(SqlType::Numeric(None), "79228162514264337593543950335");
+        round_trip(SqlType::Numeric(None), "-128");
+        round_trip(SqlType::Numeric(None), "128");
+        round_trip(SqlType::Numeric(None), "0");
         round_trip(SqlType::Text, "héllo");
         round_trip(SqlType::Char(Some(3)), "ab ");
         round_trip(SqlType::Bytea, "\\x00ff10");

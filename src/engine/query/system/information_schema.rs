@@ -340,7 +340,13 @@ fn facts(ty: &SqlType) -> TypeFacts {
         SqlType::Int8 => (f.precision, f.radix, f.scale) = (Some(64), Some(2), Some(0)),
         SqlType::Float4 => (f.precision, f.radix) = (Some(24), Some(2)),
         SqlType::Float8 => (f.precision, f.radix) = (Some(53), Some(2)),
-        SqlType::Numeric => f.radix = Some(10),
+        SqlType::Numeric(None) => f.radix = Some(10),
+        SqlType::Numeric(Some(m)) => {
+            // PostgreSQL 15's view reads the scale as the typmod's low 16
+            // bits, where a negative scale has its 11-bit form (2046 for -2).
+            let scale = i64::from(m.typmod() - 4) & 0xffff;
+            (f.precision, f.radix, f.scale) = (Some(m.precision.into()), Some(10), Some(scale));
+        }
         SqlType::Text => f.octet_max = Some(1_073_741_824),
         SqlType::Varchar(n) | SqlType::Char(n) => {
             let n = match ty {

@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use postgres_types::{Kind, Type};
 
-use crate::types::SqlType;
+use crate::types::{NumericMod, SqlType};
 
 /// The highest OID a built-in type has.
 const LAST_BUILTIN_OID: u32 = 10_000;
@@ -205,12 +205,9 @@ pub(crate) fn format(oid: u32, typmod: Option<i32>) -> String {
             None => "bpchar".into(),
         },
         "char" => "\"char\"".into(),
-        "numeric" => match m {
-            Some(m) if m >= 4 => {
-                let m = m - 4;
-                format!("numeric({},{})", (m >> 16) & 0xffff, m & 0xffff)
-            }
-            _ => "numeric".into(),
+        "numeric" => match m.and_then(NumericMod::from_typmod) {
+            Some(n) => format!("numeric({},{})", n.precision, n.scale),
+            None => "numeric".into(),
         },
         "timestamp" => precision("timestamp", " without time zone"),
         "timestamptz" => precision("timestamp", " with time zone"),
@@ -319,6 +316,9 @@ mod tests {
         assert_eq!(format(1043, Some(-1)), "character varying");
         assert_eq!(format(1042, Some(5)), "character(1)");
         assert_eq!(format(1700, Some((10 << 16 | 2) + 4)), "numeric(10,2)");
+        // PostgreSQL 15's typmod keeps a negative scale in 11 bits.
+        assert_eq!(format(1700, Some(264_194)), "numeric(4,-2)");
+        assert_eq!(format(1700, Some(-1)), "numeric");
         assert_eq!(format(1184, None), "timestamp with time zone");
         assert_eq!(format(1007, None), "integer[]");
         assert_eq!(format(999_999, None), "???");
