@@ -254,7 +254,9 @@ fn typed_key(t: &TableDef, cols: &[usize], values: &[Value]) -> Option<Vec<u8>> 
     let typed = values
         .iter()
         .zip(cols)
-        .map(|(v, &c)| v.cast_to(&t.columns[c].ty).ok())
+        // Into the type without its typmod: a value compares as it is,
+        // unrounded, as PostgreSQL's equality compares it.
+        .map(|(v, &c)| v.cast_to(&t.columns[c].ty.without_numeric_typmod()).ok())
         .collect::<Option<Vec<Value>>>()?;
     Some(encode_key(&typed.iter().collect::<Vec<_>>()))
 }
@@ -490,7 +492,10 @@ async fn referencing_rows(
     let Some(typed) = old
         .iter()
         .zip(&fk.columns)
-        .map(|(v, &c)| v.cast_to(&child.columns[c].ty).ok())
+        .map(|(v, &c)| {
+            v.cast_to(&child.columns[c].ty.without_numeric_typmod())
+                .ok()
+        })
         .collect::<Option<Vec<Value>>>()
     else {
         return Ok(Vec::new()); // no child value can equal it

@@ -234,7 +234,7 @@ fn equality(ty: &SqlType) -> u32 {
         SqlType::Int8 => 410,
         SqlType::Float4 => 620,
         SqlType::Float8 => 670,
-        SqlType::Numeric => 1752,
+        SqlType::Numeric(_) => 1752,
         // varchar has no operators of its own: it uses text's.
         SqlType::Text | SqlType::Varchar(_) => 98,
         SqlType::Char(_) => 1054,
@@ -336,7 +336,10 @@ mod tests {
         // As PostgreSQL 15 records them for these column pairs.
         assert_eq!(foreign_key_equalities(&Int8, &Int8), (410, 410, 410));
         assert_eq!(foreign_key_equalities(&Int8, &Int4), (416, 410, 96));
-        assert_eq!(foreign_key_equalities(&Numeric, &Int4), (1752, 1752, 1752));
+        assert_eq!(
+            foreign_key_equalities(&Numeric(None), &Int4),
+            (1752, 1752, 1752)
+        );
         assert_eq!(foreign_key_equalities(&Float8, &Float4), (1130, 670, 620));
         assert_eq!(foreign_key_equalities(&Text, &Varchar(None)), (98, 98, 98));
         assert_eq!(foreign_key_equalities(&Text, &Char(None)), (98, 98, 98));
