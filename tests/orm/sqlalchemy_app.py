@@ -65,7 +65,6 @@ from sqlalchemy.orm import (
 KNOWN_FAILURES: set[str] = {
     "sum of numeric keeps its scale",
     "jsonb ->> filter",
-    "window function row_number",
     "stream results (server-side cursor)",
     "correlated subquery with order by and limit",
     "extract",

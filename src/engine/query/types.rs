@@ -140,8 +140,9 @@ pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
         DataType::Boolean => SqlType::Bool,
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::Int2,
         DataType::Int32 | DataType::UInt16 => SqlType::Int4,
-        DataType::Int64 | DataType::UInt32 => SqlType::Int8,
-        DataType::UInt64 => SqlType::Numeric(None),
+        // UInt64 is what DataFusion's row_number, rank and dense_rank
+        // return, which PostgreSQL types bigint.
+        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => SqlType::Int8,
         DataType::Float16 | DataType::Float32 => SqlType::Float4,
         DataType::Float64 => SqlType::Float8,
         DataType::Decimal32(..)
@@ -328,7 +329,9 @@ pub(crate) fn from_scalar(s: ScalarValue, ty: &SqlType) -> SqlResult<Value> {
         S::UInt16(Some(x)) => Value::Int4(x.into()),
         S::Int64(Some(x)) => Value::Int8(x),
         S::UInt32(Some(x)) => Value::Int8(x.into()),
-        S::UInt64(Some(x)) => Value::Numeric(x.into()),
+        S::UInt64(Some(x)) => Value::Int8(i64::try_from(x).map_err(|_| {
+            SqlError::new(sqlstate::NUMERIC_VALUE_OUT_OF_RANGE, "bigint out of range")
+        })?),
         S::Float32(Some(x)) => Value::Float4(x),
         S::Float64(Some(x)) => Value::Float8(x),
         S::Decimal128(Some(m), _, scale) => Value::Numeric(numeric(m, scale, ty)?),
