@@ -72,19 +72,6 @@ fn scripts() -> Vec<PathBuf> {
     files
 }
 
-fn first_difference(a: &str, b: &str) -> String {
-    for (n, (x, y)) in a.lines().zip(b.lines()).enumerate() {
-        if x != y {
-            return format!("line {}:\n  postgres: {x}\n  keyclaim: {y}", n + 1);
-        }
-    }
-    format!(
-        "one transcript is longer: postgres {} lines, keyclaim {} lines",
-        a.lines().count(),
-        b.lines().count()
-    )
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn scripts_match_postgres() {
     let Some(pg) = pg_target() else {
@@ -135,7 +122,7 @@ async fn scripts_match_postgres() {
         if expected != actual {
             failures.push(format!(
                 "{name}: {}\n--- postgres\n{expected}\n--- keyclaim\n{actual}",
-                first_difference(&expected, &actual)
+                common::first_difference(&expected, &actual)
             ));
         }
     }

@@ -91,19 +91,6 @@ async fn run_script(python: &str, script_name: &str, dsn: &str, args: &[&str], s
     run
 }
 
-fn first_difference(a: &str, b: &str) -> String {
-    for (n, (x, y)) in a.lines().zip(b.lines()).enumerate() {
-        if x != y {
-            return format!("line {}:\n  postgres: {x}\n  keyclaim: {y}", n + 1);
-        }
-    }
-    format!(
-        "one transcript is longer: postgres {} lines, keyclaim {} lines",
-        a.lines().count(),
-        b.lines().count()
-    )
-}
-
 /// Runs `script_name` with `args` against a fresh PostgreSQL database and
 /// a fresh keyclaim, and asserts that the transcripts are identical.
 async fn compare(script_name: &str, args: &[&str], db: &str) {
@@ -158,7 +145,7 @@ async fn compare(script_name: &str, args: &[&str], db: &str) {
         expected.stdout == actual.stdout,
         "{script_name} {args:?}: keyclaim's transcript differs from PostgreSQL's at {}\n\
          --- postgres\n{}\n--- keyclaim\n{}\n--- keyclaim stderr\n{}",
-        first_difference(&expected.stdout, &actual.stdout),
+        common::first_difference(&expected.stdout, &actual.stdout),
         expected.stdout,
         actual.stdout,
         actual.stderr

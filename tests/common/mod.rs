@@ -47,6 +47,20 @@ pub fn test_postgres() -> Option<TestPostgres> {
     })
 }
 
+/// Where two transcripts (PostgreSQL's, keyclaim's) first differ.
+pub fn first_difference(a: &str, b: &str) -> String {
+    for (n, (x, y)) in a.lines().zip(b.lines()).enumerate() {
+        if x != y {
+            return format!("line {}:\n  postgres: {x}\n  keyclaim: {y}", n + 1);
+        }
+    }
+    format!(
+        "one transcript is longer: postgres {} lines, keyclaim {} lines",
+        a.lines().count(),
+        b.lines().count()
+    )
+}
+
 /// The user `connect` logs in as.
 pub const USER: &str = "keyclaim";
 
