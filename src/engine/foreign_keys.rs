@@ -451,13 +451,11 @@ async fn removed_keys(
             }
             RefAction::Cascade => {
                 let new = new.unwrap_or_default();
-                follow(cx, &child, fk, &old, referencing, |_| Some(new.clone())).await?
+                follow(cx, &child, fk, &old, referencing, &new).await?
             }
             RefAction::SetNull => {
-                follow(cx, &child, fk, &old, referencing, |_| {
-                    Some(vec![Value::Null; fk.columns.len()])
-                })
-                .await?
+                let nulls = vec![Value::Null; fk.columns.len()];
+                follow(cx, &child, fk, &old, referencing, &nulls).await?
             }
             RefAction::SetDefault => unreachable!("refused when defined"),
         }
@@ -561,14 +559,14 @@ async fn cascade_delete(
 }
 
 /// ON UPDATE CASCADE, SET NULL: set the referencing columns of the rows
-/// still referencing the key to what `to` gives.
+/// still referencing the key to `to`.
 async fn follow(
     cx: &StmtCtx<'_>,
     child: &TableDef,
     fk: &ForeignKeyDef,
     old: &[Value],
     rows: Vec<read::Found>,
-    to: impl Fn(&RowRecord) -> Option<Vec<Value>>,
+    to: &[Value],
 ) -> SqlResult<()> {
     let w = cx.row_write(child);
     let old = typed_key(child, &fk.columns, old);
@@ -579,12 +577,9 @@ async fn follow(
                 if !references(child, fk, &old, cur) {
                     return Ok(None);
                 }
-                let Some(values) = to(cur) else {
-                    return Ok(None);
-                };
                 let mut next = cur.values.clone();
-                for (&c, v) in fk.columns.iter().zip(values) {
-                    next[c] = v;
+                for (&c, v) in fk.columns.iter().zip(to) {
+                    next[c] = v.clone();
                 }
                 attempted = next.clone();
                 Ok(Some(super::write::conform(child, next)?))
