@@ -28,6 +28,7 @@ pub mod sqlstate {
     pub const UNIQUE_VIOLATION: &str = "23505";
     pub const FOREIGN_KEY_VIOLATION: &str = "23503";
     pub const NOT_NULL_VIOLATION: &str = "23502";
+    pub const CHECK_VIOLATION: &str = "23514";
     pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
     pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
     pub const NUMERIC_VALUE_OUT_OF_RANGE: &str = "22003";

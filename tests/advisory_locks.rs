@@ -8,18 +8,14 @@
 
 mod common;
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures::future::BoxFuture;
-use futures::StreamExt;
-use keyclaim::engine::{Engine, EngineConfig, Outcome};
-use keyclaim::error::SqlError;
-use keyclaim::session::Session;
-use keyclaim::store::layer::{Layer, Layered};
-use keyclaim::store::{Cas, Store, StoreResult};
+use common::proxies::{self, Conn, Freeze};
+use keyclaim::engine::{Engine, EngineConfig};
+use keyclaim::store::layer::Layered;
+use keyclaim::store::Store;
 use keyclaim::types::Value;
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls};
@@ -352,123 +348,12 @@ async fn two_proxies_on_one_store_share_the_locks() {
 }
 
 // ---------------------------------------------------------------------------
-// Proxies as engines: one can die (no goodbye, no heartbeat) or stall.
+// Proxies as engines (`common::proxies`): one can die or stall.
 
 const LEASE: Duration = Duration::from_millis(500);
 
-/// Holds every store operation (heartbeats included) while frozen, as a
-/// SIGSTOPped or GC-paused proxy does.
-#[derive(Default)]
-struct FreezeFlag(AtomicBool);
-
-/// The layer: a handle on a flag the test flips.
-#[derive(Clone, Default)]
-struct Freeze(Arc<FreezeFlag>);
-
-impl Freeze {
-    fn set(&self, frozen: bool) {
-        self.0 .0.store(frozen, Ordering::SeqCst);
-    }
-
-    async fn thaw_wait(&self) {
-        while self.0 .0.load(Ordering::SeqCst) {
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
-}
-
-impl Layer for Freeze {
-    fn lwt<'a, T: Send + 'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        write: BoxFuture<'a, StoreResult<Cas<T>>>,
-    ) -> BoxFuture<'a, StoreResult<Cas<T>>> {
-        Box::pin(async move {
-            self.thaw_wait().await;
-            write.await
-        })
-    }
-
-    fn read<'a, T: Send + 'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        read: BoxFuture<'a, StoreResult<T>>,
-    ) -> BoxFuture<'a, StoreResult<T>> {
-        Box::pin(async move {
-            self.thaw_wait().await;
-            read.await
-        })
-    }
-}
-
 fn engine(store: Arc<dyn Store>) -> Engine {
-    Engine::new(
-        store,
-        EngineConfig {
-            lease: LEASE,
-            lock_timeout: Duration::from_secs(20),
-            catalog_refresh: Some(Duration::from_millis(50)),
-            ..EngineConfig::default()
-        },
-    )
-}
-
-struct Conn {
-    engine: Engine,
-    session: Session,
-}
-
-impl Conn {
-    fn new(engine: &Engine) -> Conn {
-        Conn {
-            engine: engine.clone(),
-            session: Session::new("keyclaim", "keyclaim", &HashMap::new()),
-        }
-    }
-
-    /// The first value of the last statement of `sql`.
-    async fn run(&mut self, sql: &str) -> Result<Option<Value>, SqlError> {
-        let mut last = None;
-        for statement in sql.split(';').filter(|s| !s.trim().is_empty()) {
-            let own = self.session.open.as_ref().map(|o| o.id);
-            for p in self.engine.prepare_in(statement, &[], own).await? {
-                let done = self
-                    .engine
-                    .execute(&mut self.session, &p, Vec::new())
-                    .await?;
-                last = match done.outcome {
-                    Outcome::Rows { mut rows, .. } => match rows.next().await {
-                        Some(row) => row?.into_iter().next(),
-                        None => None,
-                    },
-                    _ => None,
-                };
-            }
-        }
-        Ok(last)
-    }
-
-    async fn ok(&mut self, sql: &str) -> Option<Value> {
-        self.run(sql)
-            .await
-            .unwrap_or_else(|e| panic!("{sql}: {e:?}"))
-    }
-
-    async fn code(&mut self, sql: &str) -> &'static str {
-        match self.run(sql).await {
-            Ok(_) => "ok",
-            Err(e) => e.code,
-        }
-    }
-
-    /// Dies as a killed process does: no goodbye.
-    fn die(self) {
-        std::mem::forget(self.session);
-    }
+    proxies::engine(store, LEASE)
 }
 
 #[tokio::test]

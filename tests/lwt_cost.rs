@@ -276,3 +276,46 @@ async fn foreign_key_costs_match_the_design() {
         "the delete's intent and the record; two row reads and a scan"
     );
 }
+
+#[tokio::test]
+async fn count_limit_costs_match_the_design() {
+    let mut c = Counter::new();
+    c.cost("CREATE TABLE plain (id integer PRIMARY KEY, g integer, who text)")
+        .await;
+    c.cost("CREATE TABLE limited (id integer PRIMARY KEY, g integer, who text)")
+        .await;
+    c.cost("SELECT keyclaim.add_count_limit('limited', ARRAY['g'], 2)")
+        .await;
+    // Joining a group with room: the slot's claim, then the row.
+    let plain = c.cost("INSERT INTO plain VALUES (1, 7, 'a')").await;
+    assert_eq!(plain, (1, 0));
+    assert_eq!(
+        c.cost("INSERT INTO limited VALUES (1, 7, 'a')").await,
+        (2, 0)
+    );
+    // A NULL group takes no slot.
+    assert_eq!(
+        c.cost("INSERT INTO limited VALUES (2, NULL, 'b')").await,
+        plain
+    );
+    // Changing other columns keeps the slot: as on a table without one.
+    let plain = c.cost("UPDATE plain SET who = 'z' WHERE id = 1").await;
+    assert_eq!(
+        c.cost("UPDATE limited SET who = 'z' WHERE id = 1").await,
+        plain
+    );
+    // A delete releases the slot: one more LWT.
+    let plain = c.cost("DELETE FROM plain WHERE id = 1").await;
+    assert_eq!(
+        c.cost("DELETE FROM limited WHERE id = 1").await,
+        (plain.0 + 1, plain.1)
+    );
+    // A refusal of a full group of two: each slot tried (an LWT and its
+    // owner row read), then each claim and row read twice.
+    c.cost("INSERT INTO limited VALUES (3, 8, 'c'), (4, 8, 'd')")
+        .await;
+    assert_eq!(
+        c.cost("INSERT INTO limited VALUES (5, 8, 'e')").await,
+        (2, 10)
+    );
+}

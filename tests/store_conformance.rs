@@ -46,6 +46,7 @@ fn table() -> TableDef {
         sequence: None,
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
+        count_limits: Vec::new(),
         referenced_by: Vec::new(),
     }
 }
@@ -321,6 +322,7 @@ async fn composite_key(store: &dyn Store) {
         sequence: None,
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
+        count_limits: Vec::new(),
         referenced_by: Vec::new(),
     };
     store.create_table(&t).await.unwrap();

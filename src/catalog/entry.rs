@@ -205,6 +205,7 @@ mod tests {
             sequence: None,
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
+            count_limits: Vec::new(),
             referenced_by: Vec::new(),
         })
     }

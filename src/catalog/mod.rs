@@ -1,6 +1,7 @@
 //! Table definitions and constraint names, kept in the store so that every
 //! proxy sharing a store sees the same schema; this process caches them.
 
+pub mod count_limit;
 pub mod entry;
 pub mod foreign_key;
 pub mod naming;
@@ -18,6 +19,7 @@ use uuid::Uuid;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::store::{CatalogRecord, RowRecord, Store, StoreError, TxnId, TxnStatus};
 use crate::types::{SqlType, Value};
+pub use count_limit::{ClaimOn, CountLimitDef};
 pub use entry::{DefIntent, Entry};
 pub use foreign_key::{ForeignKeyDef, Inbound, RefAction};
 pub use sequence::{Identity, SequenceDef};
@@ -86,6 +88,9 @@ pub struct TableDef {
     /// The foreign keys of other tables (or its own) that may point here.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub referenced_by: Vec<Inbound>,
+    /// Its count limits (`catalog::count_limit`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub count_limits: Vec<CountLimitDef>,
 }
 
 impl TableDef {
@@ -115,6 +120,7 @@ impl TableDef {
         std::iter::once(self.pkey_name.as_str())
             .chain(self.uniques.iter().map(|u| u.name.as_str()))
             .chain(self.foreign_keys.iter().map(|f| f.name.as_str()))
+            .chain(self.count_limits.iter().map(|l| l.name.as_str()))
     }
 
     /// The names of every index it has: its keys' and its plain indexes'.

@@ -14,6 +14,7 @@ pub mod intents;
 mod model;
 mod resolve;
 mod row;
+mod slots;
 mod txn_write;
 
 pub use resolve::KeyClaim;

@@ -7,15 +7,30 @@ use futures::future::join_all;
 
 use super::intents::{self, Decision, Settled, Wait};
 use super::{new_txn, now_ms, txn_birth_ms, with_retries, Event, RowWrite, WriteError};
-use crate::catalog::store_error;
+use crate::catalog::{store_error, ClaimOn};
 use crate::error::{sqlstate, SqlError};
 use crate::store::{Cas, ClaimRecord, RowRecord, TxnId};
 
-/// One key a statement claims: the constraint (index into `TableDef::uniques`) and its key bytes.
+/// One key a statement claims: what it is on (an index for
+/// `TableDef::claim_on`: a UNIQUE constraint or a count limit), its key
+/// bytes, and for a count limit the slot the key is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KeyClaim {
     pub unique: usize,
     pub key: Vec<u8>,
+    pub slot: Option<u32>,
+}
+
+impl KeyClaim {
+    /// What the claim is on.
+    pub fn on<'t>(&self, table: &'t crate::catalog::TableDef) -> ClaimOn<'t> {
+        table.claim_on(self.unique)
+    }
+
+    /// The `__claims` entry of a row holding this key.
+    pub fn entry(&self, table: &crate::catalog::TableDef) -> String {
+        self.on(table).entry(self.slot)
+    }
 }
 
 /// What an existing claim turned out to mean.
@@ -32,7 +47,7 @@ enum Resolution {
 
 /// What `claim_one` does about a claim another statement is still writing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum OnBusy {
+pub(super) enum OnBusy {
     /// Give up the key for now and say so (the parallel first pass).
     Report,
     /// Wait for it to commit, be released or expire (in key order only).
@@ -41,7 +56,7 @@ enum OnBusy {
 
 /// How a `claim_one` that did not fail ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Claimed {
+pub(super) enum Claimed {
     Ours,
     /// Held by a statement still in flight (`OnBusy::Report` only).
     Busy,
@@ -139,20 +154,20 @@ async fn claim_in_order(
 /// storage id, then key bytes (ids are stable across catalog versions,
 /// positions in `uniques` are not).
 fn key_order(w: &RowWrite<'_>, a: &KeyClaim, b: &KeyClaim) -> Ordering {
-    let id = |k: &KeyClaim| w.table.uniques[k.unique].id.as_str();
+    let id = |k: &KeyClaim| k.on(w.table).id();
     (id(a), &a.key).cmp(&(id(b), &b.key))
 }
 
 /// `INSERT claim IF NOT EXISTS`, resolving whatever is there until it is
 /// ours, or until it is busy and `on_busy` says to report that.
-async fn claim_one(
+pub(super) async fn claim_one(
     w: &RowWrite<'_>,
     k: &KeyClaim,
     owner: &[u8],
     txn: TxnId,
     on_busy: OnBusy,
 ) -> Result<Claimed, WriteError> {
-    let constraint = &w.table.uniques[k.unique];
+    let constraint = k.on(w.table);
     let mut wait = Wait::default();
     loop {
         let claim = ClaimRecord {
@@ -160,7 +175,7 @@ async fn claim_one(
             txn,
         };
         let (cas, _) = with_retries(w.cfg, w.stats, || {
-            w.store.insert_claim(&constraint.id, &k.key, claim.clone())
+            w.store.insert_claim(constraint.id(), &k.key, claim.clone())
         })
         .await
         .map_err(|e| WriteError::Sql(store_error(e)))?;
@@ -213,7 +228,7 @@ async fn backing(
     existing: &ClaimRecord,
     my_owner: &[u8],
 ) -> Result<Backing, WriteError> {
-    let constraint = &w.table.uniques[k.unique];
+    let constraint = k.on(w.table);
     let (row, _) = with_retries(w.cfg, w.stats, || {
         w.store.read_row(w.table, &existing.owner)
     })
@@ -263,7 +278,7 @@ async fn resolve(
     existing: &ClaimRecord,
     my_owner: &[u8],
 ) -> Result<Resolution, WriteError> {
-    let constraint = &w.table.uniques[k.unique];
+    let constraint = k.on(w.table);
     let row = match backing(w, k, existing, my_owner).await? {
         Backing::Backed(resolution) => return Ok(resolution),
         Backing::InFlight => return Ok(Resolution::InFlight),
@@ -284,7 +299,7 @@ async fn resolve(
     // it is still the one we judged (IF txn = X), then claim again.
     let _ = w
         .store
-        .delete_claim(&constraint.id, &k.key, existing.txn)
+        .delete_claim(constraint.id(), &k.key, existing.txn)
         .await;
     Ok(Resolution::Cleared)
 }
@@ -305,7 +320,7 @@ async fn transaction_claim(
     existing: &ClaimRecord,
     my_owner: &[u8],
 ) -> Result<Resolution, WriteError> {
-    let constraint = &w.table.uniques[k.unique];
+    let constraint = k.on(w.table);
     let committed = if Some(existing.txn) == w.own {
         Some(false)
     } else {
@@ -328,7 +343,7 @@ async fn transaction_claim(
     }
     let _ = w
         .store
-        .delete_claim(&constraint.id, &k.key, existing.txn)
+        .delete_claim(constraint.id(), &k.key, existing.txn)
         .await;
     Ok(Resolution::Cleared)
 }
@@ -337,6 +352,11 @@ async fn transaction_claim(
 fn own_intent(w: &RowWrite<'_>, row: &RowRecord) -> Option<RowRecord> {
     let intent = row.intent.as_ref()?;
     (Some(intent.txn) == w.own).then(|| intents::own_view(row, intent))
+}
+
+/// Whether `e` is [`reused_key`]'s error.
+pub(super) fn is_reused_key(e: &SqlError) -> bool {
+    e.code == sqlstate::FEATURE_NOT_SUPPORTED && e.message == reused_key().message
 }
 
 /// A transaction that freed a unique value (deleted or changed the row
@@ -398,17 +418,17 @@ pub(crate) async fn release(
     // keeping a claim is always safe, an unbacked one is resolved later.
     let backed_by_row = |k: &KeyClaim| {
         row.is_some_and(|r| {
-            let u = &w.table.uniques[k.unique];
-            u.backed_by(&k.key, r)
-                || r.intent
-                    .as_ref()
-                    .is_some_and(|i| i.live && u.key_of(&i.values).as_deref() == Some(&k.key[..]))
+            let on = k.on(w.table);
+            on.backed_by(&k.key, r)
+                || r.intent.as_ref().is_some_and(|i| {
+                    i.live && on.key_of(&i.values, &i.claims).as_deref() == Some(&k.key[..])
+                })
         })
     };
-    let deletes = keys.iter().filter(|k| !backed_by_row(k)).map(|k| {
-        w.store
-            .delete_claim(&w.table.uniques[k.unique].id, &k.key, txn)
-    });
+    let deletes = keys
+        .iter()
+        .filter(|k| !backed_by_row(k))
+        .map(|k| w.store.delete_claim(k.on(w.table).id(), &k.key, txn));
     join_all(deletes).await;
 }
 
@@ -423,7 +443,7 @@ pub(crate) async fn restamp_all(
 ) -> Result<(), WriteError> {
     let mut lost = Vec::new();
     for k in keys {
-        let id = &w.table.uniques[k.unique].id;
+        let id = k.on(w.table).id();
         let (cas, _) = with_retries(w.cfg, w.stats, || {
             w.store.restamp_claim(id, &k.key, old, new)
         })

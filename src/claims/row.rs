@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use super::intents::{settle, Settled, Wait};
-use super::resolve::{before_retry, claim_all, release, restamp_all, KeyClaim};
+use super::resolve::{before_retry, release, restamp_all, KeyClaim};
+use super::slots;
 use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event};
-use crate::catalog::{store_error, TableDef};
+use crate::catalog::{store_error, ClaimOn, TableDef};
 use crate::error::{sqlstate, SqlError};
 use crate::store::{Cas, RowRecord, Store, StoreError, TxnId};
 use crate::types::Value;
@@ -70,20 +71,33 @@ pub(super) fn store_failure(e: StoreError) -> WriteError {
     WriteError::Sql(store_error(e))
 }
 
-/// The claim keys a row's values need, one per unique constraint that applies.
-pub fn keys_of(table: &TableDef, values: &[Value]) -> Vec<KeyClaim> {
+/// The claim keys a row with `values` and `__claims` `claims` holds: one
+/// per unique constraint that applies, and one per count limit whose slot
+/// it has taken.
+pub fn keys_of(
+    table: &TableDef,
+    values: &[Value],
+    claims: &BTreeMap<String, TxnId>,
+) -> Vec<KeyClaim> {
     table
-        .uniques
-        .iter()
-        .enumerate()
-        .filter_map(|(i, u)| u.key_of(values).map(|key| KeyClaim { unique: i, key }))
+        .claims_on()
+        .filter_map(|(i, on)| {
+            let key = on.key_of(values, claims)?;
+            let slot = match on {
+                ClaimOn::Slot(l) => l.slot_in(claims),
+                ClaimOn::Unique(_) => None,
+            };
+            Some(KeyClaim {
+                unique: i,
+                key,
+                slot,
+            })
+        })
         .collect()
 }
 
 fn claims_map(table: &TableDef, keys: &[KeyClaim], txn: TxnId) -> BTreeMap<String, TxnId> {
-    keys.iter()
-        .map(|k| (table.uniques[k.unique].id.clone(), txn))
-        .collect()
+    keys.iter().map(|k| (k.entry(table), txn)).collect()
 }
 
 /// INSERT row `pk` with `values`: claim every unique key, then commit the
@@ -93,10 +107,12 @@ pub async fn insert_row(
     pk: &[u8],
     values: Vec<Value>,
 ) -> Result<WriteOutcome, WriteError> {
-    let keys = keys_of(w.table, &values);
+    let none = BTreeMap::new();
+    let keys = keys_of(w.table, &values, &none);
+    let unplaced = slots::unplaced(w.table, &values, &none);
     let mut txn = new_txn();
     let mut expected: Option<TxnId> = None;
-    claim_all(w, &keys, pk, txn).await?;
+    let keys = slots::claim_with_slots(w, &keys, &unplaced, &values, pk, txn).await?;
     stop_before_commit(w, &keys, txn).await?;
     loop {
         let row = RowRecord {
@@ -198,7 +214,7 @@ pub async fn restore_row(
     values: Vec<Value>,
     version: TxnId,
 ) -> Result<bool, WriteError> {
-    if !keys_of(w.table, &values).is_empty() {
+    if !keys_of(w.table, &values, &BTreeMap::new()).is_empty() || !w.table.count_limits.is_empty() {
         return Err(WriteError::Sql(SqlError::new(
             sqlstate::INTERNAL_ERROR,
             "restoring a row with unique keys is not supported",
@@ -236,24 +252,27 @@ pub async fn update_row(
             return Ok(None);
         };
         let txn = new_txn();
-        let old_keys = keys_of(w.table, &current.values);
-        let new_keys = keys_of(w.table, &values);
+        let old_keys = keys_of(w.table, &current.values, &current.claims);
+        let carried = slots::carried(w.table, &current.claims, &current.values, &values);
+        let new_keys = keys_of(w.table, &values, &carried);
         let changed: Vec<KeyClaim> = new_keys
             .iter()
             .filter(|k| !old_keys.contains(k))
             .cloned()
             .collect();
         let replaced: Vec<&KeyClaim> = old_keys.iter().filter(|k| !new_keys.contains(k)).collect();
-        match claim_all(w, &changed, pk, txn).await {
-            Ok(()) => {}
+        let unplaced = slots::unplaced(w.table, &values, &carried);
+        let changed = match slots::claim_with_slots(w, &changed, &unplaced, &values, pk, txn).await
+        {
+            Ok(changed) => changed,
             // The row changed under us: observe again.
             Err(WriteError::ThisRow) => continue,
             Err(e) => return Err(e),
-        }
+        };
         stop_before_commit(w, &changed, txn).await?;
         let mut claims = current.claims.clone();
         for k in &replaced {
-            claims.remove(&w.table.uniques[k.unique].id);
+            claims.remove(&k.entry(w.table));
         }
         claims.extend(claims_map(w.table, &changed, txn));
         let row = RowRecord {
@@ -308,7 +327,7 @@ pub async fn delete_row(
         let row = RowRecord::dead(new_txn());
         match commit(w, pk, current.version, &row).await {
             Committed::Yes => {
-                let keys = keys_of(w.table, &current.values);
+                let keys = keys_of(w.table, &current.values, &current.claims);
                 cleanup(w, pk, &keys.iter().collect::<Vec<_>>(), &current).await;
                 return Ok(Some(WriteOutcome {
                     before: Some(current),
@@ -371,8 +390,8 @@ async fn commit(w: &RowWrite<'_>, pk: &[u8], expected: TxnId, row: &RowRecord) -
 /// Best-effort removal of claims a committed write replaced.
 async fn cleanup(w: &RowWrite<'_>, pk: &[u8], keys: &[&KeyClaim], before: &RowRecord) {
     for k in keys {
-        let id = &w.table.uniques[k.unique].id;
-        let txn = match before.claims.get(id) {
+        let id = k.on(w.table).id();
+        let txn = match before.claims.get(&k.entry(w.table)) {
             Some(txn) => *txn,
             // A unique index built after the row was written claimed its key
             // without stamping `__claims`: find the claim, and remove it only

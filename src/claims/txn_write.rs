@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use uuid::Uuid;
 
 use super::intents::{settle, Settled, Wait};
-use super::resolve::{before_retry, claim_all, release, KeyClaim};
+use super::resolve::{before_retry, release, KeyClaim};
 use super::row::{keys_of, outcome_unknown, read, store_failure};
+use super::slots;
 use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event, RowWrite, WriteError};
 use crate::catalog::TableDef;
 use crate::store::{Cas, Intent, RowRecord, Store, StoreError, TxnId};
@@ -230,35 +231,46 @@ async fn write_or_lock(
             return Ok(Step::Held(held.clone()));
         }
         let old_keys = live_view
-            .map(|v| keys_of(w.table, &v.values))
+            .map(|v| keys_of(w.table, &v.values, &v.claims))
             .unwrap_or_default();
         let (live, values) = match next {
             Change::Live(values) => (true, values),
             Change::Dead => (false, Vec::new()),
         };
-        let new_keys = if live {
-            keys_of(w.table, &values)
-        } else {
-            Vec::new()
+        let carried = match live_view {
+            Some(v) => slots::carried(w.table, &v.claims, &v.values, &values),
+            None => BTreeMap::new(),
+        };
+        let (mut new_keys, unplaced) = match (live, lock) {
+            (false, _) => (Vec::new(), Vec::new()),
+            // A lock changes nothing: a row that holds no slot yet (written
+            // before its table had the limit) takes none.
+            (true, Some(_)) => (keys_of(w.table, &values, &carried), Vec::new()),
+            (true, None) => (
+                keys_of(w.table, &values, &carried),
+                slots::unplaced(w.table, &values, &carried),
+            ),
         };
         let changed: Vec<KeyClaim> = new_keys
             .iter()
             .filter(|k| !old_keys.contains(k))
             .cloned()
             .collect();
-        match claim_all(w, &changed, pk, own).await {
-            Ok(()) => {}
+        let changed = match slots::claim_with_slots(w, &changed, &unplaced, &values, pk, own).await
+        {
+            Ok(changed) => changed,
             // The row changed under us: look again.
             Err(WriteError::ThisRow) => continue,
             Err(e) => return Err(e),
-        }
+        };
+        new_keys.extend(changed.iter().filter(|k| k.slot.is_some()).cloned());
         let mut claims = BTreeMap::new();
         for k in &new_keys {
-            let id = &w.table.uniques[k.unique].id;
+            let entry = k.entry(w.table);
             if changed.contains(k) {
-                claims.insert(id.clone(), own);
-            } else if let Some(txn) = live_view.and_then(|v| v.claims.get(id)) {
-                claims.insert(id.clone(), *txn);
+                claims.insert(entry, own);
+            } else if let Some(txn) = carried.get(&entry) {
+                claims.insert(entry, *txn);
             }
         }
         // The committed state stays; an intent of another transaction,
@@ -357,8 +369,8 @@ fn needed_keys(log: &[Logged]) -> HashMap<(String, Vec<u8>), Vec<u8>> {
     let mut needed = HashMap::new();
     for (_, last) in per_row(log) {
         if let Some(after) = last.write.after() {
-            for k in keys_of(&last.table, &after.values) {
-                let id = last.table.uniques[k.unique].id.clone();
+            for k in keys_of(&last.table, &after.values, &after.claims) {
+                let id = k.on(&last.table).id().to_owned();
                 needed.insert((id, k.key), last.pk.clone());
             }
         }
@@ -433,7 +445,7 @@ async fn release_unneeded(
         || Err("a unique value the transaction still needs could not be claimed again".into());
     for e in undone {
         for k in &e.write.claimed {
-            let id = e.table.uniques[k.unique].id.clone();
+            let id = k.on(&e.table).id().to_owned();
             let key = (id, k.key.clone());
             if !seen.insert(key.clone()) {
                 continue;
@@ -452,7 +464,7 @@ async fn release_unneeded(
         .into_iter()
         .flat_map(|(_, last)| {
             let pk = last.pk.as_slice();
-            last.table.uniques.iter().map(move |u| (u.id.as_str(), pk))
+            last.table.claims_on().map(move |(_, on)| (on.id(), pk))
         })
         .collect();
     for (key, owner) in &needed {
@@ -504,13 +516,13 @@ pub async fn finish(store: &dyn Store, own: TxnId, log: &[Logged], committed: bo
         if committed && matches!(landed, Ok(Cas::Applied)) {
             // Claims of keys the committed row held before and holds no more.
             let live_keys = |r: &RowRecord| match r.live {
-                true => keys_of(&last.table, &r.values),
+                true => keys_of(&last.table, &r.values, &r.claims),
                 false => Vec::new(),
             };
             let after = live_keys(&folded);
             for k in live_keys(record).into_iter().filter(|k| !after.contains(k)) {
-                let id = &last.table.uniques[k.unique].id;
-                if let Some(txn) = record.claims.get(id) {
+                let id = k.on(&last.table).id();
+                if let Some(txn) = record.claims.get(&k.entry(&last.table)) {
                     let _ = store.delete_claim(id, &k.key, *txn).await;
                 }
             }
@@ -525,7 +537,7 @@ pub async fn finish(store: &dyn Store, own: TxnId, log: &[Logged], committed: bo
     let mut seen = HashSet::new();
     for e in log {
         for k in &e.write.claimed {
-            let key = (e.table.uniques[k.unique].id.clone(), k.key.clone());
+            let key = (k.on(&e.table).id().to_owned(), k.key.clone());
             if !needed.contains_key(&key) && seen.insert(key.clone()) {
                 let _ = store.delete_claim(&key.0, &key.1, own).await;
             }

@@ -62,6 +62,7 @@ static NO_TABLE: TableDef = TableDef {
     sequence: None,
     indexes: Vec::new(),
     foreign_keys: Vec::new(),
+    count_limits: Vec::new(),
     referenced_by: Vec::new(),
 };
 
@@ -1060,7 +1061,11 @@ async fn backfill(ddl: &Ddl<'_>, table: &TableDef, index: usize) -> SqlResult<u6
             .try_for_each_concurrent(16, |(pk, values, key)| {
                 let w = &w;
                 async move {
-                    let keys = [claims::KeyClaim { unique: index, key }];
+                    let keys = [claims::KeyClaim {
+                        unique: index,
+                        key,
+                        slot: None,
+                    }];
                     match claims::claim_keys(w, &keys, &pk, txn).await {
                         Ok(()) | Err(WriteError::ThisRow) => Ok(()),
                         Err(WriteError::Duplicate { .. }) => Err(duplicated(table, index, &values)),

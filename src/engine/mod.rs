@@ -10,6 +10,7 @@ use std::sync::Arc;
 mod adopt;
 mod advisory;
 mod alter;
+mod count_limits;
 mod ctx;
 mod ddl;
 mod env;
@@ -775,6 +776,26 @@ impl Engine {
             Plan::Select(s) if !s.advisory.is_empty() => {
                 self.advisory_select(session, s, cx, columns).await?
             }
+            Plan::Select(s) if s.count_limit.is_some() => {
+                let (op, args) = s.count_limit.as_ref().expect("matched");
+                let ecx = EvalCtx {
+                    row: None,
+                    excluded: None,
+                    params: &cx.params,
+                    env: cx.env.as_ref(),
+                };
+                let args = args
+                    .iter()
+                    .map(|a| a.eval(&ecx))
+                    .collect::<SqlResult<_>>()?;
+                count_limits::call(&ddl(), *op, args, session.in_block()).await?;
+                Executed::new(Outcome::Rows {
+                    columns,
+                    // A void result: an empty text, as PostgreSQL sends it.
+                    rows: futures::stream::iter(vec![Ok(vec![Value::Text(String::new())])]).boxed(),
+                    tag: "SELECT".into(),
+                })
+            }
             Plan::Select(s) => {
                 if let Some(args) = &s.set_config {
                     set_config(session, args, &cx.params, &cx.env)?;
@@ -863,6 +884,7 @@ impl Engine {
                 Some(now)
                     if now.id == t.id
                         && now.uniques == t.uniques
+                        && now.count_limits == t.count_limits
                         && now.foreign_keys == t.foreign_keys
                         && now.referenced_by == t.referenced_by => {}
                 _ => return Ok(true),

@@ -622,9 +622,15 @@ impl StmtCtx<'_> {
         undo: &mut Vec<Undo>,
     ) -> SqlResult<Option<Vec<Value>>> {
         let t = w.table;
-        if !t.uniques.is_empty() {
+        if !t.uniques.is_empty() || !t.count_limits.is_empty() {
+            let what = match t.uniques.is_empty() {
+                true => "count limits",
+                false => "UNIQUE constraints",
+            };
             return Err(SqlError::unsupported(
-                "changing the primary key of a row in a table with UNIQUE constraints is not supported",
+                format!(
+                    "changing the primary key of a row in a table with {what} is not supported"
+                ),
                 "DELETE the row and INSERT it with its new key",
             ));
         }

@@ -411,6 +411,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         sequence: None,
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
+        count_limits: Vec::new(),
         referenced_by: Vec::new(),
     };
     for &i in &pk_cols {

@@ -109,6 +109,25 @@ pub enum Func {
     /// The advisory lock functions; the engine runs them (they act on the
     /// session and the store), as top-level items of a SELECT without FROM.
     Advisory(AdvisoryFn),
+    /// `keyclaim.add_count_limit` / `keyclaim.drop_count_limit`: DDL the
+    /// engine runs, as the only item of a SELECT without FROM.
+    CountLimit(CountLimitOp),
+}
+
+/// What a `keyclaim.*_count_limit` call does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CountLimitOp {
+    Add,
+    Drop,
+}
+
+impl CountLimitOp {
+    pub fn name(self) -> &'static str {
+        match self {
+            CountLimitOp::Add => "keyclaim.add_count_limit",
+            CountLimitOp::Drop => "keyclaim.drop_count_limit",
+        }
+    }
 }
 
 impl Func {
@@ -142,6 +161,8 @@ impl Func {
             "setval" => Func::Seq(SeqFunc::SetVal),
             "lastval" => Func::Seq(SeqFunc::LastVal),
             "pg_get_serial_sequence" => Func::Seq(SeqFunc::SerialSequence),
+            "keyclaim.add_count_limit" => Func::CountLimit(CountLimitOp::Add),
+            "keyclaim.drop_count_limit" => Func::CountLimit(CountLimitOp::Drop),
             _ => return None,
         })
     }
@@ -785,6 +806,7 @@ impl Compiler<'_> {
                 Func::Seq(_) => Some(SqlType::Int8),
                 Func::Coalesce | Func::Abs => args.iter().find_map(|a| self.type_of(a)),
                 Func::Advisory(a) => Some(a.result_type()),
+                Func::CountLimit(_) => Some(SqlType::Void),
                 _ => Some(SqlType::Text),
             },
             Expr::Case {
@@ -1806,6 +1828,15 @@ fn func(f: Func, args: &[Expr], cx: &EvalCtx<'_>) -> SqlResult<Value> {
                     a.name()
                 ),
                 format!("call it on its own: SELECT {}(...)", a.name()),
+            ))
+        }
+        Func::CountLimit(op) => {
+            return Err(SqlError::unsupported(
+                format!(
+                    "{}() is supported only as the one item of a SELECT without FROM",
+                    op.name()
+                ),
+                format!("call it on its own: SELECT {}(...)", op.name()),
             ))
         }
     })

@@ -120,6 +120,9 @@ pub struct SelectPlan {
     /// Items that are advisory lock calls (`SELECT pg_advisory_lock(1)`),
     /// by position; the engine runs them in order (no FROM then).
     pub advisory: Vec<usize>,
+    /// `SELECT keyclaim.add_count_limit(...)` (or drop): the call and its
+    /// arguments, the one item of a SELECT without FROM.
+    pub count_limit: Option<(crate::sql::expr::CountLimitOp, Vec<Expr>)>,
 }
 
 /// The row lock a SELECT takes on the rows it returns: its clauses
@@ -565,6 +568,7 @@ impl Planner<'_> {
         let mut sleep = None;
         let mut set_config = None;
         let mut advisory = Vec::new();
+        let mut count_limit = None;
         for item in &select.projection {
             match item {
                 ast::SelectItem::Wildcard(_) | ast::SelectItem::QualifiedWildcard(..) => {
@@ -596,6 +600,21 @@ impl Planner<'_> {
                             ));
                         }
                         advisory.push(exprs.len());
+                    }
+                    if let Expr::Func(Func::CountLimit(op), args) = &compiled {
+                        if tdef.is_some() || select.projection.len() != 1 {
+                            return Err(SqlError::unsupported(
+                                format!(
+                                    "{}() with FROM or other items is not supported",
+                                    op.name()
+                                ),
+                                format!(
+                                    "call it in a SELECT of its own: SELECT {}(...)",
+                                    op.name()
+                                ),
+                            ));
+                        }
+                        count_limit = Some((*op, args.clone()));
                     }
                     if let Expr::Func(Func::PgSleep, args) = &compiled {
                         sleep = args.first().cloned();
@@ -727,6 +746,7 @@ impl Planner<'_> {
                 set_config,
                 lock,
                 advisory,
+                count_limit,
             }),
             columns,
         })

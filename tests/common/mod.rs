@@ -11,6 +11,7 @@
 //! ```
 #![allow(dead_code)] // each test binary uses a different part of it
 
+pub mod proxies;
 pub mod raw;
 
 use std::net::SocketAddr;

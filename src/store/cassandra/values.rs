@@ -375,6 +375,7 @@ mod tests {
             sequence: None,
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
+            count_limits: Vec::new(),
             referenced_by: Vec::new(),
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];
