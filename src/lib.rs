@@ -33,6 +33,9 @@
 //!   `engine::advisory` runs the `pg_advisory_*` functions and fences the
 //!   commits of sessions that hold advisory locks
 //!   (design: docs/advisory_locks.md);
+//!   `engine::count_limits` runs `keyclaim.add_count_limit` /
+//!   `drop_count_limit` and gives a table's rows their slots when it gets
+//!   a limit (design: docs/count_limits.md);
 //!   `engine::query` is the query engine (Apache DataFusion) for the reads
 //!   the fast path does not answer (joins, aggregates, subqueries, CTEs, set
 //!   operations, windows): syntax rules that make its answers PostgreSQL's,
@@ -49,7 +52,9 @@
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen
 //!   by others once its transaction commits: DDL is transactional. A
-//!   sequence is a relation there too (`catalog::sequence`).
+//!   sequence is a relation there too (`catalog::sequence`). What a claim
+//!   is on, a UNIQUE constraint or a count limit's slot, is
+//!   `catalog::count_limit::ClaimOn`.
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),
 //!   with its exhaustive model check beside it (`claims::model`, tests only);
 //!   `claims::intents` (transaction ids, what an intent means to whoever
@@ -57,7 +62,9 @@
 //!   (writing, undoing and finishing a transaction's intents) and
 //!   `claims::advisory` (advisory lock partitions: acquire, release,
 //!   break a gone holder after fencing its transactions, register a
-//!   holder's transaction before its COMMIT).
+//!   holder's transaction before its COMMIT) and `claims::slots` (a row
+//!   joining a group of a count limit takes one of its slots; a full group
+//!   is refused only once two reads of every slot agree).
 //! - [`store`]: the `Store` trait (LWT primitives), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:
 //!   session, CQL text, prepared statements, values, error mapping,
