@@ -494,3 +494,55 @@ async fn thirty_two_sessions_on_three_proxies_never_exceed_the_limit() {
     );
     test.cleanup().await;
 }
+
+/// A limit is listed as a CHECK constraint: pg_constraint (contype `c`),
+/// pg_get_constraintdef, pg_class.relchecks (which makes psql's `\d` print
+/// it under "Check constraints:"), information_schema.table_constraints.
+#[tokio::test]
+async fn a_limit_shows_in_the_catalog_as_a_check_constraint() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    setup(&c, 10).await;
+    let row = c
+        .query_one(
+            "SELECT contype, pg_get_constraintdef(oid) FROM pg_constraint
+             WHERE conname = 'subs_per_option'",
+            &[],
+        )
+        .await
+        .unwrap();
+    assert_eq!(row.get::<_, String>(0), "c");
+    assert_eq!(
+        row.get::<_, String>(1),
+        "CHECK (count(*) OVER (PARTITION BY option_id) <= 10)"
+    );
+    let checks: i16 = c
+        .query_one("SELECT relchecks FROM pg_class WHERE relname = 'subs'", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(checks, 1);
+    let kind: String = c
+        .query_one(
+            "SELECT constraint_type FROM information_schema.table_constraints
+             WHERE constraint_name = 'subs_per_option'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(kind, "CHECK");
+    c.batch_execute("SELECT keyclaim.drop_count_limit('subs', 'subs_per_option')")
+        .await
+        .unwrap();
+    let gone: i64 = c
+        .query_one(
+            "SELECT count(*) FROM pg_constraint WHERE contype = 'c'",
+            &[],
+        )
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(gone, 0);
+    server.shutdown().await;
+}

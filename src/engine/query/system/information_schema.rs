@@ -458,6 +458,7 @@ fn table_constraints(s: &Snapshot) -> Vec<Vec<Cell>> {
             let (kind, distinct) = match c.kind {
                 "p" => ("PRIMARY KEY", None),
                 "f" => ("FOREIGN KEY", None),
+                "c" => ("CHECK", None),
                 _ if c.nulls_not_distinct => ("UNIQUE", Some("NO")),
                 _ => ("UNIQUE", Some("YES")),
             };
@@ -502,7 +503,8 @@ fn yes_no(b: bool) -> &'static str {
 fn key_column_usage(s: &Snapshot) -> Vec<Vec<Cell>> {
     let db = s.database.as_str();
     let mut out = Vec::new();
-    for c in s.constraints() {
+    // A CHECK constraint has no key columns.
+    for c in s.constraints().filter(|c| c.limit.is_none()) {
         for (n, &i) in c.columns.iter().enumerate() {
             let position = c.reference.as_ref().and_then(|r| {
                 let referenced = r.def.ref_columns.get(n)?;

@@ -34,7 +34,7 @@ use datafusion::execution::session_state::SessionState;
 use datafusion::execution::FunctionRegistry;
 use datafusion::sql::sqlparser::ast as df_ast;
 
-use crate::catalog::{ForeignKeyDef, TableDef};
+use crate::catalog::{CountLimitDef, ForeignKeyDef, TableDef};
 use crate::session::settings::Guc;
 
 pub(crate) use functions::{is_system_function, REGCLASS, REGCLASS_OUT, REGTYPE};
@@ -267,13 +267,15 @@ struct Constraint<'a> {
     name: &'a str,
     table: &'a TableDef,
     columns: &'a [usize],
-    /// pg_constraint.contype: `p`, `u` or `f`.
+    /// pg_constraint.contype: `p`, `u`, `f`, or `c` for a count limit.
     kind: &'static str,
     /// conindid: its index, or the referenced index a foreign key uses.
     index: u32,
     nulls_not_distinct: bool,
     /// A foreign key's other end.
     reference: Option<Reference<'a>>,
+    /// A count limit's definition (kind `c`).
+    limit: Option<&'a CountLimitDef>,
 }
 
 /// What a foreign key references, resolved in the snapshot.
@@ -286,8 +288,8 @@ struct Reference<'a> {
     index: Index<'a>,
 }
 
-/// The constraints of `t`: the indexes that back one, then its foreign
-/// keys whose referenced table the snapshot has.
+/// The constraints of `t`: the indexes that back one, its foreign keys
+/// whose referenced table the snapshot has, then its count limits.
 fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
     let keys = indexes_of(t).into_iter().filter_map(|i| {
         Some(Constraint {
@@ -299,6 +301,7 @@ fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
             index: i.oid,
             nulls_not_distinct: i.nulls_not_distinct,
             reference: None,
+            limit: None,
         })
     });
     let foreign = t.foreign_keys.iter().filter_map(|fk| {
@@ -312,9 +315,23 @@ fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
             index: reference.index.oid,
             nulls_not_distinct: false,
             reference: Some(reference),
+            limit: None,
         })
     });
-    keys.chain(foreign).collect()
+    // A count limit shows as a CHECK constraint, as the nearest kind
+    // PostgreSQL has: `\d` lists it under "Check constraints:".
+    let limits = t.count_limits.iter().map(|l| Constraint {
+        oid: oids::count_limit(t, &l.name),
+        name: &l.name,
+        table: t,
+        columns: &l.columns,
+        kind: "c",
+        index: 0,
+        nulls_not_distinct: false,
+        reference: None,
+        limit: Some(l),
+    });
+    keys.chain(foreign).chain(limits).collect()
 }
 
 /// Whether a relation name, as written (schema if qualified), is a system

@@ -778,6 +778,8 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
             !indexes_of(t).is_empty(),
         );
         row[RELHASTRIGGERS] = triggers.contains(t.name.as_str()).into();
+        // Count limits are listed as CHECK constraints.
+        row[RELCHECKS] = (t.count_limits.len() as i64).into();
         out.push(row);
     }
     for q in s.sequences() {
@@ -817,7 +819,8 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
     out
 }
 
-/// pg_class.relhastriggers' position.
+/// pg_class.relchecks' and relhastriggers' positions.
+const RELCHECKS: usize = 18;
 const RELHASTRIGGERS: usize = 20;
 
 /// pg_attribute's storage columns for a type: (len, byval, align, storage).
@@ -1272,6 +1275,8 @@ fn constraint_dependencies(c: &Constraint<'_>) -> Vec<Vec<Cell>> {
     let own = oids::relation(c.table);
     let mut out: Vec<Vec<Cell>> = c.columns.iter().map(|&i| on(own, i + 1, "a")).collect();
     match &c.reference {
+        // A count limit has no index.
+        None if c.limit.is_some() => {}
         None => out.push(row![
             oids::PG_CLASS,
             c.index,
@@ -1323,6 +1328,14 @@ pub(super) fn indexdef(s: &Snapshot, oid: u32) -> Option<String> {
 /// `pg_get_constraintdef(oid)`.
 pub(super) fn constraintdef(s: &Snapshot, oid: u32) -> Option<String> {
     let c = s.constraints().find(|c| c.oid == oid)?;
+    if let Some(l) = c.limit {
+        // What it keeps, in SQL a reader knows (no CHECK can say it).
+        return Some(format!(
+            "CHECK (count(*) OVER (PARTITION BY {}) <= {})",
+            column_list(c.table, c.columns),
+            l.limit
+        ));
+    }
     let kind = match c.kind {
         "p" => "PRIMARY KEY",
         "f" => "FOREIGN KEY",
