@@ -433,14 +433,17 @@ pub(crate) async fn release(
 }
 
 /// Move our claims from `old` to `new` txn after a restart; a claim that was
-/// taken over meanwhile is claimed afresh.
+/// taken over meanwhile is claimed afresh, and a lost slot of a count limit
+/// is taken again wherever one is free (for the row of `values`). The keys
+/// now held, all with `new`.
 pub(crate) async fn restamp_all(
     w: &RowWrite<'_>,
     keys: &[KeyClaim],
     owner: &[u8],
     old: TxnId,
     new: TxnId,
-) -> Result<(), WriteError> {
+    values: &[crate::types::Value],
+) -> Result<Vec<KeyClaim>, WriteError> {
     let mut lost = Vec::new();
     for k in keys {
         let id = k.on(w.table).id();
@@ -456,10 +459,22 @@ pub(crate) async fn restamp_all(
         }
     }
     if lost.is_empty() {
-        return Ok(());
+        return Ok(keys.to_vec());
     }
-    let kept: Vec<KeyClaim> = keys.iter().filter(|k| !lost.contains(k)).cloned().collect();
-    claim_more(w, kept, &lost, owner, new).await
+    let mut held: Vec<KeyClaim> = keys.iter().filter(|k| !lost.contains(k)).cloned().collect();
+    let (lost_slots, lost): (Vec<KeyClaim>, Vec<KeyClaim>) =
+        lost.into_iter().partition(|k| k.slot.is_some());
+    let unplaced: Vec<usize> = lost_slots.iter().map(|k| k.unique).collect();
+    match super::slots::place(w, &unplaced, values, owner, new).await {
+        Ok(placed) => held.extend(placed),
+        Err(e) => {
+            release(w, &held, new, None).await;
+            return Err(e);
+        }
+    }
+    let all: Vec<KeyClaim> = held.iter().chain(&lost).cloned().collect();
+    claim_more(w, held, &lost, owner, new).await?;
+    Ok(all)
 }
 
 /// Before a write tries again (a claim after a wait or a takeover, a row

@@ -112,7 +112,7 @@ pub async fn insert_row(
     let unplaced = slots::unplaced(w.table, &values, &none);
     let mut txn = new_txn();
     let mut expected: Option<TxnId> = None;
-    let keys = slots::claim_with_slots(w, &keys, &unplaced, &values, pk, txn).await?;
+    let mut keys = slots::claim_with_slots(w, &keys, &unplaced, &values, pk, txn).await?;
     stop_before_commit(w, &keys, txn).await?;
     loop {
         let row = RowRecord {
@@ -192,7 +192,7 @@ pub async fn insert_row(
                 }
                 w.stats.bump(Event::Restart);
                 let next = new_txn();
-                restamp_all(w, &keys, pk, txn, next).await?;
+                keys = restamp_all(w, &keys, pk, txn, next, &values).await?;
                 txn = next;
                 expected = other.map(|r| r.version);
             }

@@ -79,7 +79,7 @@ pub(crate) async fn claim_with_slots(
 
 /// Take a free slot, for row `owner` with `txn`, in the group of each
 /// limit in `unplaced`. On failure releases what it took.
-async fn place(
+pub(super) async fn place(
     w: &RowWrite<'_>,
     unplaced: &[usize],
     values: &[Value],

@@ -498,6 +498,12 @@ impl StmtCtx<'_> {
 
     pub(super) fn write_error(&self, t: &TableDef, e: WriteError, values: &[Value]) -> SqlError {
         match e {
+            // Slots are searched, never reported taken (`claims::slots`).
+            WriteError::Duplicate {
+                unique: Some(n), ..
+            } if n >= t.uniques.len() => {
+                SqlError::internal("a count limit's slot was reported as a duplicate key")
+            }
             WriteError::Duplicate { unique, .. } => duplicate(
                 t,
                 unique.map(Target::Unique).unwrap_or(Target::Pkey),
