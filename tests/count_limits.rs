@@ -371,7 +371,7 @@ async fn thirty_two_sessions_on_three_proxies_never_exceed_the_limit() {
 
     let definitely_live = Arc::new(AtomicI32::new(0));
     let most = Arc::new(AtomicI32::new(0));
-    let rounds = 10;
+    let rounds = 20;
     let mut tasks = Vec::new();
     for s in 0..32 {
         let e = &engines[s % 3];
