@@ -78,6 +78,7 @@
 //! (larger scopes); `MODEL_TRACE=1` prints shortest counterexamples.
 
 mod advisory;
+mod count_limit;
 mod foreign_key;
 #[cfg(test)]
 mod found;
