@@ -223,89 +223,63 @@ async fn add_foreign_key(
     if !self_reference {
         ddl.point_back(&fk.ref_table, &inbound).await?;
     }
-    let change = |add: bool| {
-        let (fk, inbound) = (&fk, &inbound);
-        move |current: Option<&Arc<TableDef>>| -> SqlResult<Option<TableDef>> {
-            let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
-            next.foreign_keys.retain(|f| f.name != fk.name);
-            if add {
-                next.foreign_keys.push(fk.clone());
-                if self_reference && !next.referenced_by.contains(inbound) {
-                    next.referenced_by.push(inbound.clone());
-                }
+    let change = |add: bool, current: Option<&Arc<TableDef>>| {
+        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
+        next.foreign_keys.retain(|f| f.name != fk.name);
+        if add {
+            next.foreign_keys.push(fk.clone());
+            if self_reference && !next.referenced_by.contains(&inbound) {
+                next.referenced_by.push(inbound.clone());
             }
-            Ok(Some(next))
         }
+        Ok(Some(next))
     };
-    let published = ddl
-        .change(&table.name, change(true))
-        .await?
-        .expect("a table the change keeps");
-    let checked = match ddl.everyone_knows().await {
-        Ok(()) => {
+    ddl.publish_checked(&table.name, change, |published| {
+        let fk = &fk;
+        async move {
             let parent = if self_reference {
                 published.clone()
             } else {
                 parent
             };
-            foreign_keys::unreferenced(ddl, &published, &fk, &parent).await
+            match foreign_keys::unreferenced(ddl, &published, fk, &parent).await? {
+                None => Ok(()),
+                Some(key) => Err(foreign_keys::not_present(&published, fk, &key)),
+            }
         }
-        Err(e) => Err(e),
-    };
-    match checked {
-        Ok(None) => Ok(command("ALTER TABLE", Vec::new())),
-        Ok(Some(key)) => {
-            ddl.change(&table.name, change(false)).await?;
-            Err(foreign_keys::not_present(&published, &fk, &key))
-        }
-        Err(e) => {
-            ddl.change(&table.name, change(false)).await?;
-            Err(e)
-        }
-    }
+    })
+    .await?;
+    Ok(command("ALTER TABLE", Vec::new()))
 }
 
 /// SET NOT NULL: publish it (so writers check it), then read every row; a
 /// NULL found takes the change back and answers PostgreSQL's 23502.
 async fn set_not_null(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResult<Executed> {
     let i = column_of(table, column)?;
-    let set = |on: bool| {
-        move |current: Option<&Arc<TableDef>>| -> SqlResult<Option<TableDef>> {
-            let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
-            next.columns[i].not_null = on;
-            Ok(Some(next))
-        }
+    let set = |on: bool, current: Option<&Arc<TableDef>>| {
+        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
+        next.columns[i].not_null = on;
+        Ok(Some(next))
     };
     if table.columns[i].not_null {
         return Ok(command("ALTER TABLE", Vec::new()));
     }
-    let published = ddl
-        .change(&table.name, set(true))
-        .await?
-        .expect("a table the change keeps");
-    let found = match ddl.everyone_knows().await {
-        Ok(()) => find_null(ddl, &published, i).await,
-        Err(e) => Err(e),
-    };
-    match found {
-        Ok(false) => Ok(command("ALTER TABLE", Vec::new())),
-        Ok(true) => {
-            ddl.change(&table.name, set(false)).await?;
-            Err(SqlError::new(
-                sqlstate::NOT_NULL_VIOLATION,
-                format!(
-                    "column \"{column}\" of relation \"{}\" contains null values",
-                    table.name
-                ),
-            )
-            .with_table(&table.name)
-            .with_column(column))
+    ddl.publish_checked(&table.name, set, |published| async move {
+        if !find_null(ddl, &published, i).await? {
+            return Ok(());
         }
-        Err(e) => {
-            ddl.change(&table.name, set(false)).await?;
-            Err(e)
-        }
-    }
+        Err(SqlError::new(
+            sqlstate::NOT_NULL_VIOLATION,
+            format!(
+                "column \"{column}\" of relation \"{}\" contains null values",
+                table.name
+            ),
+        )
+        .with_table(&table.name)
+        .with_column(column))
+    })
+    .await?;
+    Ok(command("ALTER TABLE", Vec::new()))
 }
 
 /// Whether a live row holds NULL in column `i`, waiting for rows that open

@@ -141,32 +141,26 @@ async fn add(
         columns: cols,
         limit: max_rows,
     };
-    let change = |keep: bool| {
-        let limit = &limit;
-        move |current: Option<&Arc<TableDef>>| -> SqlResult<Option<TableDef>> {
-            let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(name))?);
-            next.count_limits.retain(|l| l.id != limit.id);
-            if keep {
-                next.count_limits.push(limit.clone());
-            }
-            Ok(Some(next))
+    let change = |keep: bool, current: Option<&Arc<TableDef>>| {
+        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(name))?);
+        next.count_limits.retain(|l| l.id != limit.id);
+        if keep {
+            next.count_limits.push(limit.clone());
         }
+        Ok(Some(next))
     };
-    let published = ddl
-        .change(name, change(true))
-        .await?
-        .expect("a table the change keeps");
-    let placed = match ddl.everyone_knows().await {
-        Ok(()) => place_rows(ddl, &published, &limit).await,
-        Err(e) => Err(e),
-    };
+    let placed = ddl
+        .publish_checked(name, change, |published| {
+            let limit = &limit;
+            async move { place_rows(ddl, &published, limit).await }
+        })
+        .await;
     match placed {
         Ok(rows) => {
             info!(limit = %limit.name, table = name, rows, max_rows, "count limit added");
             Ok(())
         }
         Err(e) => {
-            ddl.change(name, change(false)).await?;
             let _ = ddl.store.drop_claims(&limit.id).await;
             Err(e)
         }

@@ -124,6 +124,34 @@ impl Ddl<'_> {
         Ok(())
     }
 
+    /// A change that rows must satisfy (a unique index, a foreign key, NOT
+    /// NULL, a count limit): publish it (`change(true, ..)`), so that every
+    /// writer keeps it; once every proxy uses it, `check` the rows against
+    /// the published definition; if that fails, take the change back
+    /// (`change(false, ..)`) and answer the check's error.
+    pub(super) async fn publish_checked<T, Fut>(
+        &self,
+        table: &str,
+        change: impl Fn(bool, Option<&Arc<TableDef>>) -> SqlResult<Option<TableDef>>,
+        check: impl FnOnce(Arc<TableDef>) -> Fut,
+    ) -> SqlResult<T>
+    where
+        Fut: std::future::Future<Output = SqlResult<T>>,
+    {
+        let published = self
+            .change(table, |current| change(true, current))
+            .await?
+            .expect("a table the change keeps");
+        let checked = match self.everyone_knows().await {
+            Ok(()) => check(published).await,
+            Err(e) => Err(e),
+        };
+        if checked.is_err() {
+            self.change(table, |current| change(false, current)).await?;
+        }
+        checked
+    }
+
     /// A relation name for `table`'s `column` with `label` that no relation
     /// this transaction sees has (PostgreSQL's ChooseRelationName).
     async fn free_name(&self, table: &str, column: &str, label: &str) -> SqlResult<String> {
@@ -962,38 +990,29 @@ async fn create_plain_index(
 /// answers PostgreSQL's error; nothing is left half-built. CREATE UNIQUE
 /// INDEX and the adoption of existing CQL tables both build this way.
 pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlResult<()> {
-    let alter = |keep: bool| {
-        let unique = unique.clone();
-        move |current: Option<&Arc<TableDef>>| -> SqlResult<Option<TableDef>> {
-            let mut next =
-                TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(table))?);
-            next.uniques.retain(|u| u.id != unique.id);
-            if keep {
-                next.uniques.push(unique.clone());
-            }
-            Ok(Some(next))
+    let alter = |keep: bool, current: Option<&Arc<TableDef>>| {
+        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(table))?);
+        next.uniques.retain(|u| u.id != unique.id);
+        if keep {
+            next.uniques.push(unique.clone());
         }
+        Ok(Some(next))
     };
-    let published = ddl
-        .change(table, alter(true))
-        .await?
-        .expect("a table the change keeps");
-    let index = published.uniques.len() - 1;
     // Other proxies sharing the store learn of the new constraint within one
     // catalog refresh; rows they write after that claim its keys themselves.
     // Scan only then, so the scan sees every row written without a claim.
     // (A block's table is seen by nobody else: no wait.)
-    let built = match ddl.everyone_knows().await {
-        Ok(()) => backfill(ddl, &published, index).await,
-        Err(e) => Err(e),
-    };
+    let built = ddl
+        .publish_checked(table, alter, |published| async move {
+            backfill(ddl, &published, published.uniques.len() - 1).await
+        })
+        .await;
     match built {
         Ok(rows) => {
             info!(index = %unique.name, table, rows, "unique index built");
             Ok(())
         }
         Err(e) => {
-            ddl.change(table, alter(false)).await?;
             ddl.store
                 .drop_claims(&unique.id)
                 .await
