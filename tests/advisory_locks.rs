@@ -634,3 +634,41 @@ async fn store_faults_leave_no_stray_lock_and_lose_no_increment() {
     );
     test.cleanup().await;
 }
+
+/// pg_locks lists the locks of every session of the proxy, and a closed
+/// session's no more.
+#[tokio::test]
+async fn pg_locks_lists_other_sessions_locks() {
+    let server = common::start().await;
+    let (a, b) = (server.connect().await, server.connect().await);
+    a.batch_execute("SELECT pg_advisory_lock(5); SELECT pg_advisory_lock_shared(6)")
+        .await
+        .unwrap();
+    async fn shown(client: &Client) -> Vec<(i64, String)> {
+        client
+            .query(
+                "SELECT objid::int8, mode FROM pg_locks WHERE locktype = 'advisory' ORDER BY objid",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get::<_, i64>(0), r.get::<_, String>(1)))
+            .collect()
+    }
+    assert_eq!(
+        shown(&b).await,
+        vec![(5, "ExclusiveLock".to_owned()), (6, "ShareLock".to_owned())]
+    );
+    drop(a);
+    // The session ends once the server sees the connection close.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !shown(&b).await.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "a closed session's locks stay listed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    server.shutdown().await;
+}

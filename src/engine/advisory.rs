@@ -12,6 +12,7 @@ use std::time::Instant;
 use futures::StreamExt;
 
 use super::ctx::StmtCtx;
+use super::query::ShownLock;
 use super::{Column, Engine, Executed, Notice, Outcome};
 use crate::claims::advisory::{self, IfBusy, LockCx, LockKey, Mode, Modes};
 use crate::claims::intents::decide;
@@ -455,6 +456,31 @@ impl Engine {
             }
         }
         self.inner.peers.holder_gone(&holder);
+        self.inner.shown_locks.remove(&holder);
+    }
+
+    /// Publish what advisory locks `session` holds now, for pg_locks (a
+    /// session that never took one costs nothing).
+    pub(super) fn show_locks(&self, session: &Session) {
+        let Some(holder) = session.advisory.holder else {
+            return;
+        };
+        let shown: Vec<ShownLock> = session
+            .advisory
+            .held
+            .iter()
+            .flat_map(|(key, held)| {
+                let modes = held.modes();
+                [(modes.exclusive, true), (modes.shared, false)]
+                    .into_iter()
+                    .filter(|(held, _)| *held)
+                    .map(|(_, exclusive)| ShownLock {
+                        key: *key,
+                        exclusive,
+                    })
+            })
+            .collect();
+        self.inner.shown_locks.insert(holder, shown);
     }
 }
 

@@ -222,6 +222,9 @@ struct Inner {
     sequences: sequence::Sequences,
     /// DataFusion, for the reads the fast path does not answer.
     query: query::QueryEngine,
+    /// The advisory locks each session of this proxy holds, by its holder
+    /// id, as of its last statement: what pg_locks lists.
+    shown_locks: dashmap::DashMap<uuid::Uuid, Vec<query::ShownLock>>,
 }
 
 /// Tables resolved before planning, so the planner itself never waits.
@@ -254,6 +257,7 @@ impl Engine {
                 scan_page: config.scan_page.max(1),
                 peers: Peers::new(config.lease),
                 query: query::QueryEngine::new(),
+                shown_locks: dashmap::DashMap::new(),
             }),
         };
         engine.keep_heartbeat();
@@ -526,6 +530,7 @@ impl Engine {
         let started = Instant::now();
         let (result, counter) =
             crate::metrics::counting(self.execute_stages(session, prepared, params, stop)).await;
+        self.show_locks(session);
         let kind = prepared.plan.kind();
         let outcome = match &result {
             Ok(_) => "ok",
@@ -868,11 +873,18 @@ impl Engine {
             .iter()
             .map(|g| (g, env.setting(g.name).unwrap_or_default()))
             .collect();
+        let locks = self
+            .inner
+            .shown_locks
+            .iter()
+            .flat_map(|e| e.value().clone())
+            .collect();
         Ok(Arc::new(query::Snapshot::new(
             relations,
             env.user(),
             env.database(),
             settings,
+            locks,
         )))
     }
 

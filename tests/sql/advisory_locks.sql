@@ -86,3 +86,13 @@ SELECT pg_advisory_xact_lock(13);
 ROLLBACK;
 SELECT pg_try_advisory_lock(13);
 SELECT pg_advisory_unlock_all();
+-- pg_locks lists advisory locks as PostgreSQL does: a bigint key split in
+-- classid and objid (objsubid 1), an (int, int) key as both (objsubid 2).
+SELECT pg_advisory_lock(42), pg_advisory_lock_shared(1, 2), pg_advisory_lock(-5000000000), pg_advisory_lock(42);
+SELECT locktype, classid, objid, objsubid, mode, granted, fastpath FROM pg_locks WHERE locktype = 'advisory' ORDER BY objsubid, objid;
+BEGIN;
+SELECT pg_advisory_xact_lock_shared(7);
+SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND mode = 'ShareLock';
+COMMIT;
+SELECT pg_advisory_unlock_all();
+SELECT count(*) FROM pg_locks WHERE locktype = 'advisory';

@@ -59,7 +59,7 @@ use crate::sql::expr::{Func, SeqFunc};
 use crate::types::{SqlType, Value};
 pub(crate) use errors::Source;
 use provider::{ScanCtx, Table};
-pub(crate) use system::Snapshot;
+pub(crate) use system::{ShownLock, Snapshot};
 
 /// Whether a SELECT goes to the query engine rather than the fast planner.
 /// A locking SELECT never does: the fast planner answers it, or refuses it

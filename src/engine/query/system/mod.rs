@@ -51,6 +51,15 @@ pub(crate) struct Snapshot {
     pub database: String,
     /// Each setting keyclaim knows, with the session's value.
     pub settings: Vec<(&'static Guc, String)>,
+    /// The advisory locks this proxy's sessions hold (pg_locks).
+    pub locks: Vec<ShownLock>,
+}
+
+/// One advisory lock a session of this proxy holds, as pg_locks lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ShownLock {
+    pub key: crate::claims::advisory::LockKey,
+    pub exclusive: bool,
 }
 
 impl Snapshot {
@@ -58,7 +67,13 @@ impl Snapshot {
     /// system relations, none of their rows (result columns do not depend
     /// on what the catalog holds).
     pub fn for_planning() -> Snapshot {
-        Snapshot::new(Vec::new(), String::new(), String::new(), Vec::new())
+        Snapshot::new(
+            Vec::new(),
+            String::new(),
+            String::new(),
+            Vec::new(),
+            Vec::new(),
+        )
     }
 
     pub fn new(
@@ -66,6 +81,7 @@ impl Snapshot {
         user: String,
         database: String,
         settings: Vec<(&'static Guc, String)>,
+        locks: Vec<ShownLock>,
     ) -> Snapshot {
         relations.sort_by(|a, b| a.name.cmp(&b.name));
         Snapshot {
@@ -73,6 +89,7 @@ impl Snapshot {
             user,
             database,
             settings,
+            locks,
         }
     }
 

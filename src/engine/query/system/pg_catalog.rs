@@ -271,6 +271,31 @@ const PG_DATABASE: Def = Def {
     ],
 };
 
+/// Locks, as PostgreSQL's pg_locks view: keyclaim's only locks a session
+/// holds by name are advisory locks (`waitstart` as text: keyclaim lists
+/// no waiting locks, so it is always NULL).
+const PG_LOCKS: Def = Def {
+    name: "pg_locks",
+    columns: &[
+        ("locktype", Text),
+        ("database", Oid),
+        ("relation", Oid),
+        ("page", Int4),
+        ("tuple", Int2),
+        ("virtualxid", Text),
+        ("transactionid", Text),
+        ("classid", Oid),
+        ("objid", Oid),
+        ("objsubid", Int2),
+        ("virtualtransaction", Text),
+        ("pid", Int4),
+        ("mode", Text),
+        ("granted", Bool),
+        ("fastpath", Bool),
+        ("waitstart", Text),
+    ],
+};
+
 const PG_ROLES: Def = Def {
     name: "pg_roles",
     columns: &[
@@ -624,6 +649,7 @@ pub(super) const RELATIONS: &[(&Def, u32)] = &[
     (&PG_INDEX, 2610),
     (&PG_INDEXES, 12_040),
     (&PG_INHERITS, 2611),
+    (&PG_LOCKS, 12_090),
     (&PG_MATVIEWS, 12_045),
     (&PG_NAMESPACE, 2615),
     (&PG_POLICY, 3256),
@@ -651,6 +677,7 @@ pub(super) fn is_view(name: &str) -> bool {
     matches!(
         name,
         "pg_indexes"
+            | "pg_locks"
             | "pg_matviews"
             | "pg_roles"
             | "pg_sequences"
@@ -702,6 +729,7 @@ pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
         "pg_sequences" => sequences_view(s),
         "pg_am" => access_methods(),
         "pg_database" => databases(s),
+        "pg_locks" => locks(s),
         "pg_roles" => vec![row![
             &s.user,
             true,
@@ -817,6 +845,42 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
         out.push(class(oid, d.name, ns, kind, am, d.columns.len(), false));
     }
     out
+}
+
+/// The advisory locks of this proxy's sessions, as PostgreSQL lists them:
+/// a bigint key as classid (its high half) and objid (its low half) with
+/// objsubid 1, an (int, int) key as classid and objid with objsubid 2.
+fn locks(s: &Snapshot) -> Vec<Vec<Cell>> {
+    let database = oids::database(&s.database);
+    s.locks
+        .iter()
+        .map(|l| {
+            let (classid, objid) = ((l.key.value >> 32) as u32, l.key.value as u32);
+            let mode = if l.exclusive {
+                "ExclusiveLock"
+            } else {
+                "ShareLock"
+            };
+            row![
+                "advisory",
+                database,
+                Cell::Null,
+                Cell::Null,
+                Cell::Null,
+                Cell::Null,
+                Cell::Null,
+                classid,
+                objid,
+                if l.key.pair { 2i64 } else { 1i64 },
+                Cell::Null,
+                std::process::id() as i64,
+                mode,
+                true,
+                false,
+                Cell::Null,
+            ]
+        })
+        .collect()
 }
 
 /// pg_class.relchecks' and relhastriggers' positions.
