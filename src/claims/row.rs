@@ -96,6 +96,56 @@ pub fn keys_of(
         .collect()
 }
 
+/// What a write of one row claims: the keys the row held (`old`), those it
+/// holds after (`new`, the slots it keeps included), those of them it must
+/// claim (`changed`), the `__claims` entries it carries over, and the count
+/// limits whose group it joins without a slot (`unplaced`, to search).
+pub(super) struct KeyChange {
+    pub old: Vec<KeyClaim>,
+    pub new: Vec<KeyClaim>,
+    pub changed: Vec<KeyClaim>,
+    pub carried: BTreeMap<String, TxnId>,
+    pub unplaced: Vec<usize>,
+}
+
+impl KeyChange {
+    /// From the row as it stands (`before`; None when absent or dead) to
+    /// `after`'s values (None when the write deletes it).
+    pub(super) fn of(
+        table: &TableDef,
+        before: Option<&RowRecord>,
+        after: Option<&[Value]>,
+    ) -> KeyChange {
+        let old = before
+            .map(|b| keys_of(table, &b.values, &b.claims))
+            .unwrap_or_default();
+        let carried = match (before, after) {
+            (Some(b), Some(values)) => slots::carried(table, b, values),
+            _ => BTreeMap::new(),
+        };
+        let (new, unplaced) = match after {
+            Some(values) => (
+                keys_of(table, values, &carried),
+                slots::unplaced(table, values, &carried),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        let changed = new.iter().filter(|k| !old.contains(k)).cloned().collect();
+        KeyChange {
+            old,
+            new,
+            changed,
+            carried,
+            unplaced,
+        }
+    }
+
+    /// The keys the row holds no more.
+    pub(super) fn replaced(&self) -> Vec<&KeyClaim> {
+        self.old.iter().filter(|k| !self.new.contains(k)).collect()
+    }
+}
+
 fn claims_map(table: &TableDef, keys: &[KeyClaim], txn: TxnId) -> BTreeMap<String, TxnId> {
     keys.iter().map(|k| (k.entry(table), txn)).collect()
 }
@@ -107,12 +157,11 @@ pub async fn insert_row(
     pk: &[u8],
     values: Vec<Value>,
 ) -> Result<WriteOutcome, WriteError> {
-    let none = BTreeMap::new();
-    let keys = keys_of(w.table, &values, &none);
-    let unplaced = slots::unplaced(w.table, &values, &none);
+    let change = KeyChange::of(w.table, None, Some(&values));
     let mut txn = new_txn();
     let mut expected: Option<TxnId> = None;
-    let mut keys = slots::claim_with_slots(w, &keys, &unplaced, &values, pk, txn).await?;
+    let mut keys =
+        slots::claim_with_slots(w, &change.changed, &change.unplaced, &values, pk, txn).await?;
     stop_before_commit(w, &keys, txn).await?;
     loop {
         let row = RowRecord {
@@ -252,23 +301,17 @@ pub async fn update_row(
             return Ok(None);
         };
         let txn = new_txn();
-        let old_keys = keys_of(w.table, &current.values, &current.claims);
-        let carried = slots::carried(w.table, &current.claims, &current.values, &values);
-        let new_keys = keys_of(w.table, &values, &carried);
-        let changed: Vec<KeyClaim> = new_keys
-            .iter()
-            .filter(|k| !old_keys.contains(k))
-            .cloned()
-            .collect();
-        let replaced: Vec<&KeyClaim> = old_keys.iter().filter(|k| !new_keys.contains(k)).collect();
-        let unplaced = slots::unplaced(w.table, &values, &carried);
-        let changed = match slots::claim_with_slots(w, &changed, &unplaced, &values, pk, txn).await
-        {
-            Ok(changed) => changed,
-            // The row changed under us: observe again.
-            Err(WriteError::ThisRow) => continue,
-            Err(e) => return Err(e),
-        };
+        let change = KeyChange::of(w.table, Some(&current), Some(&values));
+        let replaced = change.replaced();
+        let changed =
+            match slots::claim_with_slots(w, &change.changed, &change.unplaced, &values, pk, txn)
+                .await
+            {
+                Ok(changed) => changed,
+                // The row changed under us: observe again.
+                Err(WriteError::ThisRow) => continue,
+                Err(e) => return Err(e),
+            };
         stop_before_commit(w, &changed, txn).await?;
         let mut claims = current.claims.clone();
         for k in &replaced {

@@ -21,7 +21,7 @@ use crate::types::Value;
 /// slot of by `claims` (what it carries from the row it replaces), by their
 /// index for `TableDef::claim_on`, in storage-id order: every statement
 /// places its slots in the same order.
-pub fn unplaced(
+pub(super) fn unplaced(
     table: &TableDef,
     values: &[Value],
     claims: &BTreeMap<String, TxnId>,
@@ -41,16 +41,15 @@ pub fn unplaced(
 
 /// What a row moving from `before` to `values` keeps of its `__claims`:
 /// everything but the slots of groups it leaves.
-pub fn carried(
+pub(super) fn carried(
     table: &TableDef,
-    before: &BTreeMap<String, TxnId>,
-    before_values: &[Value],
+    before: &RowRecord,
     values: &[Value],
 ) -> BTreeMap<String, TxnId> {
-    let mut claims = before.clone();
+    let mut claims = before.claims.clone();
     for l in &table.count_limits {
-        if l.group_of(before_values) != l.group_of(values) {
-            if let Some(s) = l.slot_in(before) {
+        if l.group_of(&before.values) != l.group_of(values) {
+            if let Some(s) = l.slot_in(&before.claims) {
                 claims.remove(&l.entry(s));
             }
         }

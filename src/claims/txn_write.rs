@@ -13,7 +13,7 @@ use uuid::Uuid;
 
 use super::intents::{settle, Settled, Wait};
 use super::resolve::{before_retry, release, KeyClaim};
-use super::row::{keys_of, outcome_unknown, read, store_failure};
+use super::row::{keys_of, outcome_unknown, read, store_failure, KeyChange};
 use super::slots;
 use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event, RowWrite, WriteError};
 use crate::catalog::TableDef;
@@ -230,46 +230,32 @@ async fn write_or_lock(
         if let (Some(_), Some(_), Some(held)) = (lock, &prior, live_view) {
             return Ok(Step::Held(held.clone()));
         }
-        let old_keys = live_view
-            .map(|v| keys_of(w.table, &v.values, &v.claims))
-            .unwrap_or_default();
         let (live, values) = match next {
             Change::Live(values) => (true, values),
             Change::Dead => (false, Vec::new()),
         };
-        let carried = match live_view {
-            Some(v) => slots::carried(w.table, &v.claims, &v.values, &values),
-            None => BTreeMap::new(),
-        };
-        let (mut new_keys, unplaced) = match (live, lock) {
-            (false, _) => (Vec::new(), Vec::new()),
+        let mut keys = KeyChange::of(w.table, live_view, live.then_some(values.as_slice()));
+        if lock.is_some() {
             // A lock changes nothing: a row that holds no slot yet (written
             // before its table had the limit) takes none.
-            (true, Some(_)) => (keys_of(w.table, &values, &carried), Vec::new()),
-            (true, None) => (
-                keys_of(w.table, &values, &carried),
-                slots::unplaced(w.table, &values, &carried),
-            ),
-        };
-        let changed: Vec<KeyClaim> = new_keys
-            .iter()
-            .filter(|k| !old_keys.contains(k))
-            .cloned()
-            .collect();
-        let changed = match slots::claim_with_slots(w, &changed, &unplaced, &values, pk, own).await
-        {
-            Ok(changed) => changed,
-            // The row changed under us: look again.
-            Err(WriteError::ThisRow) => continue,
-            Err(e) => return Err(e),
-        };
+            keys.unplaced.clear();
+        }
+        let changed =
+            match slots::claim_with_slots(w, &keys.changed, &keys.unplaced, &values, pk, own).await
+            {
+                Ok(changed) => changed,
+                // The row changed under us: look again.
+                Err(WriteError::ThisRow) => continue,
+                Err(e) => return Err(e),
+            };
+        let mut new_keys = keys.new;
         new_keys.extend(changed.iter().filter(|k| k.slot.is_some()).cloned());
         let mut claims = BTreeMap::new();
         for k in &new_keys {
             let entry = k.entry(w.table);
             if changed.contains(k) {
                 claims.insert(entry, own);
-            } else if let Some(txn) = carried.get(&entry) {
+            } else if let Some(txn) = keys.carried.get(&entry) {
                 claims.insert(entry, *txn);
             }
         }
