@@ -4,7 +4,6 @@
 //! (ADD UNIQUE, SET NOT NULL) publish the new definition first, so that
 //! writers check it, and then read every row, as a unique index is built.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tracing::info;
@@ -223,8 +222,7 @@ async fn add_foreign_key(
     if !self_reference {
         ddl.point_back(&fk.ref_table, &inbound).await?;
     }
-    let change = |add: bool, current: Option<&Arc<TableDef>>| {
-        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
+    let change = |next: &mut TableDef, add: bool| {
         next.foreign_keys.retain(|f| f.name != fk.name);
         if add {
             next.foreign_keys.push(fk.clone());
@@ -232,7 +230,6 @@ async fn add_foreign_key(
                 next.referenced_by.push(inbound.clone());
             }
         }
-        Ok(Some(next))
     };
     ddl.publish_checked(&table.name, change, |published| {
         let fk = &fk;
@@ -256,11 +253,7 @@ async fn add_foreign_key(
 /// NULL found takes the change back and answers PostgreSQL's 23502.
 async fn set_not_null(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResult<Executed> {
     let i = column_of(table, column)?;
-    let set = |on: bool, current: Option<&Arc<TableDef>>| {
-        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(""))?);
-        next.columns[i].not_null = on;
-        Ok(Some(next))
-    };
+    let set = |next: &mut TableDef, on: bool| next.columns[i].not_null = on;
     if table.columns[i].not_null {
         return Ok(command("ALTER TABLE", Vec::new()));
     }

@@ -141,13 +141,11 @@ async fn add(
         columns: cols,
         limit: max_rows,
     };
-    let change = |keep: bool, current: Option<&Arc<TableDef>>| {
-        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(name))?);
+    let change = |next: &mut TableDef, keep: bool| {
         next.count_limits.retain(|l| l.id != limit.id);
         if keep {
             next.count_limits.push(limit.clone());
         }
-        Ok(Some(next))
     };
     let placed = ddl
         .publish_checked(name, change, |published| {

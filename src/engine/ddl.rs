@@ -125,21 +125,30 @@ impl Ddl<'_> {
     }
 
     /// A change that rows must satisfy (a unique index, a foreign key, NOT
-    /// NULL, a count limit): publish it (`change(true, ..)`), so that every
+    /// NULL, a count limit): publish it (`edit(def, true)`), so that every
     /// writer keeps it; once every proxy uses it, `check` the rows against
     /// the published definition; if that fails, take the change back
-    /// (`change(false, ..)`) and answer the check's error.
+    /// (`edit(def, false)`) and answer the check's error.
     pub(super) async fn publish_checked<T, Fut>(
         &self,
         table: &str,
-        change: impl Fn(bool, Option<&Arc<TableDef>>) -> SqlResult<Option<TableDef>>,
+        edit: impl Fn(&mut TableDef, bool),
         check: impl FnOnce(Arc<TableDef>) -> Fut,
     ) -> SqlResult<T>
     where
         Fut: std::future::Future<Output = SqlResult<T>>,
     {
+        let change = |keep: bool| {
+            let edit = &edit;
+            move |current: Option<&Arc<TableDef>>| {
+                let mut next =
+                    TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(table))?);
+                edit(&mut next, keep);
+                Ok(Some(next))
+            }
+        };
         let published = self
-            .change(table, |current| change(true, current))
+            .change(table, change(true))
             .await?
             .expect("a table the change keeps");
         let checked = match self.everyone_knows().await {
@@ -147,7 +156,7 @@ impl Ddl<'_> {
             Err(e) => Err(e),
         };
         if checked.is_err() {
-            self.change(table, |current| change(false, current)).await?;
+            self.change(table, change(false)).await?;
         }
         checked
     }
@@ -990,13 +999,11 @@ async fn create_plain_index(
 /// answers PostgreSQL's error; nothing is left half-built. CREATE UNIQUE
 /// INDEX and the adoption of existing CQL tables both build this way.
 pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlResult<()> {
-    let alter = |keep: bool, current: Option<&Arc<TableDef>>| {
-        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(table))?);
+    let alter = |next: &mut TableDef, keep: bool| {
         next.uniques.retain(|u| u.id != unique.id);
         if keep {
             next.uniques.push(unique.clone());
         }
-        Ok(Some(next))
     };
     // Other proxies sharing the store learn of the new constraint within one
     // catalog refresh; rows they write after that claim its keys themselves.
