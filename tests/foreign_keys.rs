@@ -142,14 +142,8 @@ const PARENTS: i32 = 12;
 /// no child ever references a parent that is not there.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn parent_deletes_racing_child_inserts_leave_no_orphan() {
-    let secs: u64 = std::env::var("KEYCLAIM_FK_SECS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(6);
-    let seed: u64 = std::env::var("KEYCLAIM_FK_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1);
+    let secs = common::env_or("KEYCLAIM_FK_SECS", 6);
+    let seed = common::env_or("KEYCLAIM_FK_SEED", 1);
     let test = common::TestStore::fresh().await;
     let base = test.store.clone();
     let faulty = Arc::new(FaultyStore::new(
@@ -295,10 +289,7 @@ async fn parent_deletes_racing_child_inserts_leave_no_orphan() {
 /// if the parent is gone, so is every child that referenced it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_round_a_deleted_parent_leaves_no_child() {
-    let rounds: u64 = std::env::var("KEYCLAIM_FK_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+    let rounds = common::env_or("KEYCLAIM_FK_ROUNDS", 40);
     let test = common::TestStore::fresh().await;
     let base = test.store.clone();
     let faulty = Arc::new(FaultyStore::new(

@@ -122,13 +122,6 @@ impl Op {
     }
 }
 
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 fn random_call(rng: &mut StdRng, v: i32) -> Call {
     let kind = match rng.gen_range(0..100) {
         0..=34 => Kind::Insert,
@@ -215,8 +208,8 @@ async fn proxy(store: Arc<dyn Store>) -> RunningServer {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn histories_under_faults_are_correct() {
-    let secs = env_or("KEYCLAIM_HISTORY_SECS", 20);
-    let seed = env_or("KEYCLAIM_HISTORY_SEED", 1);
+    let secs = common::env_or("KEYCLAIM_HISTORY_SECS", 20);
+    let seed = common::env_or("KEYCLAIM_HISTORY_SEED", 1);
     let test = common::TestStore::fresh().await;
     let base = test.store.clone();
     let faulty = Arc::new(FaultyStore::new(

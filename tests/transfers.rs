@@ -35,13 +35,6 @@ const START: i64 = 1_000;
 /// can ever come near it, so a reader that sees it read a dirty value.
 const POISON: i64 = 1_000_000;
 
-fn env_or(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
 async fn proxy(store: Arc<dyn Store>) -> RunningServer {
     common::proxy(
         store,
@@ -140,8 +133,8 @@ fn check_read(balances: &[i64], tally: &mut Tally) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn transfers_are_atomic_and_never_read_dirty() {
-    let secs = env_or("KEYCLAIM_TRANSFER_SECS", 8);
-    let seed = env_or("KEYCLAIM_TRANSFER_SEED", 1);
+    let secs = common::env_or("KEYCLAIM_TRANSFER_SECS", 8);
+    let seed = common::env_or("KEYCLAIM_TRANSFER_SEED", 1);
     let test = common::TestStore::fresh().await;
     let base = test.store.clone();
     let faulty = Arc::new(FaultyStore::new(

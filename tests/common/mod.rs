@@ -334,6 +334,14 @@ impl TestServer {
     }
 }
 
+/// A number from the environment (a test's scale or seed), or `default`.
+pub fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// The SQLSTATE `sql` fails with (it must fail).
 #[allow(dead_code)]
 pub async fn sqlstate_of(client: &Client, sql: &str) -> String {
