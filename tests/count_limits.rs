@@ -94,6 +94,36 @@ async fn a_full_group_refuses_with_23514_and_a_delete_frees_a_place() {
     server.shutdown().await;
 }
 
+/// TRUNCATE frees every place (the limit's slots are claimed afresh), and
+/// a rolled-back TRUNCATE keeps them taken. Prepared statements made
+/// before it write to the emptied table.
+#[tokio::test]
+async fn truncate_frees_every_place_unless_rolled_back() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    setup(&c, 1).await;
+    let insert = c
+        .prepare("INSERT INTO subs VALUES ($1, $2, $3)")
+        .await
+        .unwrap();
+    c.execute(&insert, &[&1i32, &7i32, &"a"]).await.unwrap();
+    c.batch_execute("BEGIN; TRUNCATE subs; ROLLBACK")
+        .await
+        .unwrap();
+    assert_eq!(count(&c, 7).await, 1);
+    let e = c.execute(&insert, &[&2i32, &7i32, &"b"]).await.unwrap_err();
+    assert_eq!(e.code().unwrap().code(), "23514");
+    c.batch_execute("TRUNCATE subs").await.unwrap();
+    assert_eq!(count(&c, 7).await, 0);
+    c.execute(&insert, &[&2i32, &7i32, &"b"]).await.unwrap();
+    assert_eq!(count(&c, 7).await, 1);
+    assert_eq!(
+        code(&c, "INSERT INTO subs VALUES (3, 7, 'c')").await,
+        "23514"
+    );
+    server.shutdown().await;
+}
+
 #[tokio::test]
 async fn an_update_moves_a_row_only_into_a_free_place() {
     let server = common::start().await;

@@ -12,6 +12,7 @@ use common::TestStore;
 use keyclaim::engine::{Engine, EngineConfig};
 use keyclaim::error::SqlError;
 use keyclaim::session::Session;
+use keyclaim::types::Value;
 
 const REFRESH: Duration = Duration::from_millis(50);
 
@@ -126,6 +127,67 @@ async fn a_unique_index_built_elsewhere_binds_every_writer() {
     assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'x')").await, "23505");
     assert_eq!(b.code_of("INSERT INTO t VALUES (2, 'y')").await, "ok");
     assert_eq!(a.code_of("INSERT INTO t VALUES (3, 'y')").await, "23505");
+    test.cleanup().await;
+}
+
+/// A CHECK constraint added on one proxy binds the others' writes once
+/// the ALTER TABLE returns, statements they prepared before included
+/// (their plans compile the constraints, so the change re-plans them).
+#[tokio::test]
+async fn a_check_added_elsewhere_binds_every_writer_and_their_prepared_statements() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let (mut a, mut b) = (Proxy::new(&test), Proxy::new(&test));
+    a.run("CREATE TABLE t (id int PRIMARY KEY, n int)")
+        .await
+        .unwrap();
+    b.run("INSERT INTO t VALUES (1, 5)").await.unwrap();
+    let prepared = b
+        .engine
+        .prepare_in("INSERT INTO t VALUES ($1, $2)", &[], None)
+        .await
+        .unwrap()
+        .remove(0);
+    let insert = |id: i32, n: i32| vec![Value::Int4(id), Value::Int4(n)];
+    assert_eq!(a.code_of("ALTER TABLE t ADD CHECK (n > 10)").await, "23514");
+    a.run("ALTER TABLE t ADD CONSTRAINT n_small CHECK (n < 10)")
+        .await
+        .unwrap();
+    let refused = b
+        .engine
+        .execute(&mut b.session, &prepared, insert(2, 50))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, "23514", "{refused:?}");
+    assert_eq!(refused.constraint.as_deref(), Some("n_small"));
+    assert_eq!(b.code_of("UPDATE t SET n = 11 WHERE id = 1").await, "23514");
+    b.engine
+        .execute(&mut b.session, &prepared, insert(2, 9))
+        .await
+        .unwrap();
+    // Dropped: b's prepared statement writes what the constraint refused.
+    a.run("ALTER TABLE t DROP CONSTRAINT n_small")
+        .await
+        .unwrap();
+    tokio::time::sleep(REFRESH * 3).await;
+    b.engine
+        .execute(&mut b.session, &prepared, insert(3, 50))
+        .await
+        .unwrap();
+    // NOT VALID keeps the row it does not like, and VALIDATE finds it.
+    a.run("ALTER TABLE t ADD CONSTRAINT n_small CHECK (n < 10) NOT VALID")
+        .await
+        .unwrap();
+    tokio::time::sleep(REFRESH * 3).await;
+    assert_eq!(b.code_of("INSERT INTO t VALUES (4, 40)").await, "23514");
+    assert_eq!(
+        a.code_of("ALTER TABLE t VALIDATE CONSTRAINT n_small").await,
+        "23514"
+    );
+    b.run("DELETE FROM t WHERE id = 3").await.unwrap();
+    a.run("ALTER TABLE t VALIDATE CONSTRAINT n_small")
+        .await
+        .unwrap();
     test.cleanup().await;
 }
 

@@ -47,6 +47,7 @@ fn table() -> TableDef {
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
+        checks: Vec::new(),
         referenced_by: Vec::new(),
     }
 }
@@ -323,6 +324,7 @@ async fn composite_key(store: &dyn Store) {
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
+        checks: Vec::new(),
         referenced_by: Vec::new(),
     };
     store.create_table(&t).await.unwrap();

@@ -128,17 +128,20 @@ pub struct Garbage {
 }
 
 /// What of `gone` (definitions a decision or undo left behind) is used by
-/// none of `kept`: a table by storage id, a constraint by claims id, a
-/// sequence by counter id.
+/// none of `kept`: a table by storage id, a constraint or count limit by
+/// claims id, a sequence by counter id.
 pub fn garbage<'a>(
     gone: impl IntoIterator<Item = &'a Arc<TableDef>>,
     kept: &[&Arc<TableDef>],
 ) -> Garbage {
     let kept_tables: HashSet<&str> = kept.iter().map(|d| d.id.as_str()).collect();
-    let kept_claims: HashSet<&str> = kept
-        .iter()
-        .flat_map(|d| d.uniques.iter().map(|u| u.id.as_str()))
-        .collect();
+    fn claim_ids(d: &TableDef) -> impl Iterator<Item = &str> {
+        d.uniques
+            .iter()
+            .map(|u| u.id.as_str())
+            .chain(d.count_limits.iter().map(|l| l.id.as_str()))
+    }
+    let kept_claims: HashSet<&str> = kept.iter().flat_map(|d| claim_ids(d)).collect();
     let kept_counters: HashSet<&str> = kept
         .iter()
         .filter_map(|d| d.sequence.as_ref().map(|s| s.counter.as_str()))
@@ -157,9 +160,9 @@ pub fn garbage<'a>(
         if !kept_tables.contains(def.id.as_str()) {
             tables.entry(def.id.as_str()).or_insert(def);
         }
-        for u in &def.uniques {
-            if !kept_claims.contains(u.id.as_str()) && !claims.contains(&u.id) {
-                claims.push(u.id.clone());
+        for id in claim_ids(def) {
+            if !kept_claims.contains(id) && !claims.iter().any(|c| c == id) {
+                claims.push(id.to_owned());
             }
         }
     }
@@ -206,6 +209,7 @@ mod tests {
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
             count_limits: Vec::new(),
+            checks: Vec::new(),
             referenced_by: Vec::new(),
         })
     }

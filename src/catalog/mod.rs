@@ -1,6 +1,7 @@
 //! Table definitions and constraint names, kept in the store so that every
 //! proxy sharing a store sees the same schema; this process caches them.
 
+pub mod check;
 pub mod count_limit;
 pub mod entry;
 pub mod foreign_key;
@@ -19,6 +20,7 @@ use uuid::Uuid;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::store::{CatalogRecord, RowRecord, Store, StoreError, TxnId, TxnStatus};
 use crate::types::{SqlType, Value};
+pub use check::CheckDef;
 pub use count_limit::{ClaimOn, CountLimitDef};
 pub use entry::{DefIntent, Entry};
 pub use foreign_key::{ForeignKeyDef, Inbound, RefAction};
@@ -91,6 +93,9 @@ pub struct TableDef {
     /// Its count limits (`catalog::count_limit`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub count_limits: Vec<CountLimitDef>,
+    /// Its CHECK constraints (`catalog::check`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<CheckDef>,
 }
 
 impl TableDef {
@@ -121,6 +126,7 @@ impl TableDef {
             .chain(self.uniques.iter().map(|u| u.name.as_str()))
             .chain(self.foreign_keys.iter().map(|f| f.name.as_str()))
             .chain(self.count_limits.iter().map(|l| l.name.as_str()))
+            .chain(self.checks.iter().map(|c| c.name.as_str()))
     }
 
     /// The names of every index it has: its keys' and its plain indexes'.

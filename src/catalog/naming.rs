@@ -87,6 +87,17 @@ pub fn foreign_key_name<'a>(
     choose(table, columns, "fkey", &taken)
 }
 
+/// A CHECK constraint without a name: `<table>_<column>_check` when it
+/// reads one column, else `<table>_check`.
+pub fn check_name<'a>(
+    table: &str,
+    columns: &[&str],
+    taken: impl IntoIterator<Item = &'a str>,
+) -> String {
+    let taken: Vec<&str> = taken.into_iter().collect();
+    choose(table, columns, "check", &taken)
+}
+
 /// CREATE UNIQUE INDEX without a name: `<table>_<cols>_idx`.
 pub fn index_name<'a>(
     table: &str,

@@ -85,6 +85,7 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
+        checks: Vec::new(),
         referenced_by: Vec::new(),
     };
     // Another proxy adopting at the same moment wins; use its entry.

@@ -4,6 +4,7 @@
 //! (ADD UNIQUE, SET NOT NULL) publish the new definition first, so that
 //! writers check it, and then read every row, as a unique index is built.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tracing::info;
@@ -11,14 +12,16 @@ use tracing::info;
 use super::ddl::{self, command, notice, write_error, Ddl};
 use super::foreign_keys;
 use super::Executed;
-use crate::catalog::{naming, storage_id, store_error, TableDef, UniqueDef};
+use crate::catalog::{naming, storage_id, store_error, CheckDef, TableDef, UniqueDef};
 use crate::claims::{self, RowWrite};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::alter::{AlterOp, AlterTable};
+use crate::sql::check::Checks;
 use crate::sql::ddl::DeclaredForeignKey;
+use crate::sql::expr::Env;
 use crate::types::Value;
 
-pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable) -> SqlResult<Executed> {
+pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> SqlResult<Executed> {
     let name = &plan.table;
     let Some(table) = ddl.lookup(name).await? else {
         if plan.if_exists {
@@ -43,6 +46,12 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable) -> SqlResult<Executed
         }] => add_unique(ddl, &table, given.as_deref(), columns, *nulls_not_distinct).await,
         [AlterOp::NotNull { column, set: true }] => set_not_null(ddl, &table, column).await,
         [AlterOp::AddForeignKey(d)] => add_foreign_key(ddl, &table, d).await,
+        [AlterOp::AddCheck {
+            name,
+            expr,
+            validated: true,
+        }] => add_check(ddl, &table, name.clone(), expr, env).await,
+        [AlterOp::Validate { name }] => validate(ddl, &table, name, env).await,
         ops => change_definition(ddl, &table, ops).await,
     }
 }
@@ -118,8 +127,12 @@ async fn change_definition(
                         ));
                     }
                     let fk = next.foreign_keys.iter().position(|f| &f.name == name);
+                    let check = next.checks.iter().position(|c| &c.name == name);
                     match next.uniques.iter().position(|u| &u.name == name && !u.is_index) {
                         Some(i) => dropped.push(next.uniques.remove(i)),
+                        None if check.is_some() => {
+                            next.checks.remove(check.expect("found"));
+                        }
                         // The referenced table's pointer stays, a hint
                         // that now leads nowhere (`catalog::foreign_key`).
                         None if fk.is_some() => {
@@ -143,9 +156,19 @@ async fn change_definition(
                         }
                     }
                 }
+                AlterOp::AddCheck {
+                    name,
+                    expr,
+                    validated: false,
+                } => {
+                    let check = declare_check(&next, name.clone(), expr, false)?;
+                    next.checks.push(check);
+                }
                 AlterOp::AddUnique { .. }
                 | AlterOp::NotNull { set: true, .. }
-                | AlterOp::AddForeignKey(_) => unreachable!("planned to run alone"),
+                | AlterOp::AddForeignKey(_)
+                | AlterOp::AddCheck { .. }
+                | AlterOp::Validate { .. } => unreachable!("planned to run alone"),
             }
         }
         Ok(Some(next))
@@ -258,7 +281,8 @@ async fn set_not_null(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResul
         return Ok(command("ALTER TABLE", Vec::new()));
     }
     ddl.publish_checked(&table.name, set, |published| async move {
-        if !find_null(ddl, &published, i).await? {
+        let null = |values: &[Value]| Ok(values.get(i).is_none_or(Value::is_null));
+        if !any_row(ddl, &published, "checking NOT NULL", null).await? {
             return Ok(());
         }
         Err(SqlError::new(
@@ -275,9 +299,132 @@ async fn set_not_null(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResul
     Ok(command("ALTER TABLE", Vec::new()))
 }
 
-/// Whether a live row holds NULL in column `i`, waiting for rows that open
-/// transactions are writing, as an index build does.
-async fn find_null(ddl: &Ddl<'_>, table: &TableDef, i: usize) -> SqlResult<bool> {
+/// A CHECK constraint declared on `table`, its name free there (42710).
+fn declare_check(
+    table: &TableDef,
+    name: Option<String>,
+    expr: &sqlparser::ast::Expr,
+    validated: bool,
+) -> SqlResult<CheckDef> {
+    if let Some(n) = name
+        .as_ref()
+        .filter(|n| table.constraint_names().any(|c| c == *n))
+    {
+        return Err(ddl::constraint_exists(n, &table.name));
+    }
+    crate::sql::check::declare(table, name, expr, validated, table.constraint_names())
+}
+
+/// ADD [CONSTRAINT name] CHECK (expr): publish it (so writers check it),
+/// then read every row; a row that makes it false takes it back and
+/// answers PostgreSQL's 23514.
+async fn add_check(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    name: Option<String>,
+    expr: &sqlparser::ast::Expr,
+    env: &dyn Env,
+) -> SqlResult<Executed> {
+    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD CHECK").await?;
+    let check = declare_check(table, name, expr, true)?;
+    let edit = |next: &mut TableDef, add: bool| {
+        next.checks.retain(|c| c.name != check.name);
+        if add {
+            next.checks.push(check.clone());
+        }
+    };
+    ddl.publish_checked(&table.name, edit, |published| {
+        violations(ddl, published, &check.name, env)
+    })
+    .await?;
+    Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// VALIDATE CONSTRAINT: a NOT VALID CHECK constraint is kept by every
+/// writer already; read the rows, and mark it validated if none breaks
+/// it. Any other constraint is valid: nothing to do.
+async fn validate(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    name: &str,
+    env: &dyn Env,
+) -> SqlResult<Executed> {
+    let Some(check) = table.checks.iter().find(|c| c.name == name) else {
+        if table.foreign_keys.iter().any(|f| f.name == name) {
+            return Ok(command("ALTER TABLE", Vec::new()));
+        }
+        if table.constraint_names().any(|c| c == name) {
+            return Err(SqlError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!(
+                    "constraint \"{name}\" of relation \"{}\" is not a foreign key or check constraint",
+                    table.name
+                ),
+            ));
+        }
+        return Err(SqlError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!(
+                "constraint \"{name}\" of relation \"{}\" does not exist",
+                table.name
+            ),
+        ));
+    };
+    if check.validated {
+        return Ok(command("ALTER TABLE", Vec::new()));
+    }
+    violations(ddl, Arc::new(table.clone()), name, env).await?;
+    ddl.change(&table.name, |current| {
+        let mut next =
+            TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+        for c in next.checks.iter_mut().filter(|c| c.name == name) {
+            c.validated = true;
+        }
+        Ok(Some(next))
+    })
+    .await?;
+    Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// 23514 if a row of `table` makes its CHECK constraint `name` false.
+async fn violations(
+    ddl: &Ddl<'_>,
+    table: Arc<TableDef>,
+    name: &str,
+    env: &dyn Env,
+) -> SqlResult<()> {
+    let only = TableDef {
+        checks: table
+            .checks
+            .iter()
+            .filter(|c| c.name == name)
+            .cloned()
+            .collect(),
+        ..TableDef::clone(&table)
+    };
+    let checks = Checks::compile(&only)?;
+    let fails = |values: &[Value]| {
+        Ok(match checks.verify(&only, values, env) {
+            Ok(()) => false,
+            Err(e) if e.code == sqlstate::CHECK_VIOLATION => true,
+            Err(e) => return Err(e),
+        })
+    };
+    if any_row(ddl, &table, "checking a CHECK constraint", fails).await? {
+        return Err(crate::sql::check::violated_by_some_row(&table.name, name));
+    }
+    Ok(())
+}
+
+/// Whether a live row makes `pred` true, waiting for rows that open
+/// transactions are writing, as an index build does; progress in the log
+/// as `what`.
+async fn any_row(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    what: &str,
+    pred: impl Fn(&[Value]) -> SqlResult<bool>,
+) -> SqlResult<bool> {
     let lock_timeout = ddl.claims.lock_timeout;
     let w = RowWrite {
         deadline: Instant::now() + lock_timeout,
@@ -304,13 +451,15 @@ async fn find_null(ddl: &Ddl<'_>, table: &TableDef, i: usize) -> SqlResult<bool>
                         .map_err(write_error)?
                 }
             };
-            if row.is_some_and(|r| r.values.get(i).is_none_or(Value::is_null)) {
-                return Ok(true);
+            if let Some(row) = row {
+                if pred(&row.values)? {
+                    return Ok(true);
+                }
             }
         }
         rows += batch.rows.len() as u64;
         if last_log.elapsed() > Duration::from_secs(5) {
-            info!(table = %table.name, rows, "checking NOT NULL");
+            info!(table = %table.name, rows, "{what}");
             last_log = Instant::now();
         }
         match batch.next {

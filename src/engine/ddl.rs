@@ -63,6 +63,7 @@ static NO_TABLE: TableDef = TableDef {
     indexes: Vec::new(),
     foreign_keys: Vec::new(),
     count_limits: Vec::new(),
+    checks: Vec::new(),
     referenced_by: Vec::new(),
 };
 

@@ -34,6 +34,7 @@ use crate::catalog::{naming, store_error, Catalog, ForeignKeyDef, RefAction, Tab
 use crate::claims::intents::ReadView;
 use crate::claims::{self, IfBusy, Locked, Logged, RowWrite, WriteError};
 use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::sql::check::Checks;
 use crate::sql::ddl::DeclaredForeignKey;
 use crate::sql::expr::{BinOp, Expr};
 use crate::sql::plan::{Access, Source};
@@ -569,6 +570,7 @@ async fn follow(
     to: &[Value],
 ) -> SqlResult<()> {
     let w = cx.row_write(child);
+    let checks = Checks::compile(child)?;
     let old = typed_key(child, &fk.columns, old);
     for (pk, _) in rows {
         let mut attempted: Vec<Value> = Vec::new();
@@ -582,7 +584,7 @@ async fn follow(
                     next[c] = v.clone();
                 }
                 attempted = next.clone();
-                Ok(Some(super::write::conform(child, next)?))
+                Ok(Some(super::write::conform(child, &checks, next, &cx.env)?))
             })
             .await;
         written.map_err(|e| cx.write_error(child, e, &attempted))?;

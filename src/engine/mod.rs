@@ -21,6 +21,7 @@ pub(crate) mod query;
 mod read;
 mod select;
 pub mod sequence;
+mod truncate;
 mod txn;
 mod write;
 
@@ -832,7 +833,8 @@ impl Engine {
                 ddl::drop_index(&ddl(), names, *if_exists).await?
             }
             Plan::CreateSequence(p) => ddl::create_sequence(&ddl(), p).await?,
-            Plan::AlterTable(p) => alter::alter_table(&ddl(), p).await?,
+            Plan::AlterTable(p) => alter::alter_table(&ddl(), p, cx.env.as_ref()).await?,
+            Plan::Truncate(p) => truncate::truncate(&ddl(), p).await?,
             Plan::DropSequence { names, if_exists } => {
                 ddl::drop_sequence(&ddl(), names, *if_exists).await?
             }
@@ -888,17 +890,14 @@ impl Engine {
         )))
     }
 
-    /// Whether a table this plan used was dropped, recreated or re-indexed
+    /// Whether a table this plan used was dropped, recreated or changed
     /// since, as transaction `own` sees the tables.
     async fn is_stale(&self, prepared: &Prepared, own: Option<TxnId>) -> SqlResult<bool> {
         for t in prepared.plan.tables() {
             match self.inner.catalog.lookup(&t.name, own).await? {
-                Some(now)
-                    if now.id == t.id
-                        && now.uniques == t.uniques
-                        && now.count_limits == t.count_limits
-                        && now.foreign_keys == t.foreign_keys
-                        && now.referenced_by == t.referenced_by => {}
+                // Any change of the definition (a CHECK, a NOT NULL, a
+                // default) re-plans: plans compile what they enforce.
+                Some(now) if Arc::ptr_eq(&now, t) || *now == **t => {}
                 _ => return Ok(true),
             }
         }

@@ -22,13 +22,14 @@ use super::read;
 use crate::catalog::TableDef;
 use crate::claims::{self, Change, IntentWrite, Logged, RowWrite, WriteError, WriteOutcome};
 use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::sql::check::Checks;
 use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{
     ConflictAction, DeletePlan, FoundBy, InsertPlan, OnConflict, Source, Target, UpdatePlan,
 };
 use crate::stop::{self, Stop};
 use crate::store::{RowRecord, TxnId};
-use crate::types::{key_detail, Value};
+use crate::types::{failing_row, key_detail, Value};
 
 /// The rows a statement wrote: how many, and what RETURNING produced.
 pub struct Written {
@@ -113,8 +114,14 @@ pub fn duplicate(table: &TableDef, target: Target, values: &[Value]) -> SqlError
     .with_constraint(name.clone())
 }
 
-/// Cast each value into its column's type and check NOT NULL (23502).
-pub(super) fn conform(table: &TableDef, values: Vec<Value>) -> SqlResult<Vec<Value>> {
+/// Cast each value into its column's type, then check NOT NULL (23502)
+/// and the CHECK constraints (23514), in PostgreSQL's order.
+pub(super) fn conform(
+    table: &TableDef,
+    checks: &Checks,
+    values: Vec<Value>,
+    env: &SessionEnv,
+) -> SqlResult<Vec<Value>> {
     let mut out = Vec::with_capacity(values.len());
     for (v, col) in values.into_iter().zip(&table.columns) {
         let v = v.cast_to(&col.ty).map_err(|e| {
@@ -136,10 +143,6 @@ pub(super) fn conform(table: &TableDef, values: Vec<Value>) -> SqlResult<Vec<Val
     }
     for (v, col) in out.iter().zip(&table.columns) {
         if v.is_null() && col.not_null {
-            let row: Vec<String> = out
-                .iter()
-                .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
-                .collect();
             return Err(SqlError::new(
                 sqlstate::NOT_NULL_VIOLATION,
                 format!(
@@ -147,16 +150,18 @@ pub(super) fn conform(table: &TableDef, values: Vec<Value>) -> SqlResult<Vec<Val
                     col.name, table.name
                 ),
             )
-            .with_detail(format!("Failing row contains ({}).", row.join(", ")))
+            .with_detail(failing_row(&out))
             .with_table(&table.name)
             .with_column(col.name.clone()));
         }
     }
+    checks.verify(table, &out, env)?;
     Ok(out)
 }
 
 fn apply_sets(
     table: &TableDef,
+    checks: &Checks,
     sets: &[(usize, Expr)],
     current: &[Value],
     excluded: Option<&[Value]>,
@@ -168,7 +173,7 @@ fn apply_sets(
     for (i, e) in sets {
         next[*i] = e.eval(&c)?;
     }
-    conform(table, next)
+    conform(table, checks, next, env)
 }
 
 /// Whether a conflict on `target` is handled by this ON CONFLICT clause.
@@ -355,7 +360,7 @@ impl StmtCtx<'_> {
                 None => Value::Null,
             });
         }
-        conform(&plan.table, values)
+        conform(&plan.table, &plan.checks, values, &self.env)
     }
 
     /// One proposed row: insert it, or apply ON CONFLICT. Returns the row
@@ -434,8 +439,15 @@ impl StmtCtx<'_> {
                             return Ok(None);
                         }
                     }
-                    let next =
-                        apply_sets(t, sets, &cur.values, Some(&values), &self.params, &self.env)?;
+                    let next = apply_sets(
+                        t,
+                        &plan.checks,
+                        sets,
+                        &cur.values,
+                        Some(&values),
+                        &self.params,
+                        &self.env,
+                    )?;
                     if t.pk_bytes(&next) != owner {
                         return Err(pk_change_in_upsert());
                     }
@@ -563,6 +575,7 @@ impl StmtCtx<'_> {
         let filter = &plan.source.filter;
         let next = apply_sets(
             t,
+            &plan.checks,
             &plan.sets,
             &row.values,
             computed,
@@ -581,6 +594,7 @@ impl StmtCtx<'_> {
                 }
                 let next = apply_sets(
                     t,
+                    &plan.checks,
                     &plan.sets,
                     &cur.values,
                     computed,

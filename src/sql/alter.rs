@@ -1,7 +1,8 @@
 //! ALTER TABLE, the forms that change a table's definition without
 //! rewriting its rows: constraints added (UNIQUE, built as CREATE UNIQUE
-//! INDEX builds) and dropped, column defaults, NOT NULL set (checked
-//! against the rows) and dropped. Other forms answer 0A000 with a hint.
+//! INDEX builds; FOREIGN KEY and CHECK, checked against the rows unless
+//! NOT VALID) validated and dropped, column defaults, NOT NULL set
+//! (checked against the rows) and dropped. Other forms answer 0A000 with a hint.
 
 use sqlparser::ast;
 
@@ -38,6 +39,18 @@ pub enum AlterOp {
     },
     /// ADD [CONSTRAINT name] FOREIGN KEY: checked against the rows.
     AddForeignKey(super::ddl::DeclaredForeignKey),
+    /// ADD [CONSTRAINT name] CHECK (expr) [NOT VALID]: checked against the
+    /// rows unless NOT VALID (`validated` false).
+    AddCheck {
+        name: Option<String>,
+        expr: Box<ast::Expr>,
+        validated: bool,
+    },
+    /// VALIDATE CONSTRAINT name: check the rows a NOT VALID constraint
+    /// has not been checked against.
+    Validate {
+        name: String,
+    },
 }
 
 impl AlterOp {
@@ -48,6 +61,11 @@ impl AlterOp {
             AlterOp::AddUnique { .. }
                 | AlterOp::NotNull { set: true, .. }
                 | AlterOp::AddForeignKey(_)
+                | AlterOp::AddCheck {
+                    validated: true,
+                    ..
+                }
+                | AlterOp::Validate { .. }
         )
     }
 }
@@ -55,7 +73,7 @@ impl AlterOp {
 fn unsupported(what: impl std::fmt::Display) -> SqlError {
     SqlError::unsupported(
         format!("ALTER TABLE ... {what} is not supported"),
-        "keyclaim's ALTER TABLE adds and drops UNIQUE and FOREIGN KEY constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
+        "keyclaim's ALTER TABLE adds and drops UNIQUE, FOREIGN KEY and CHECK constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
     )
 }
 
@@ -79,6 +97,17 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                 fk.name.as_ref().map(ident),
                 fk.columns.iter().map(ident).collect(),
             )?),
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::Check(c),
+                not_valid,
+            } => AlterOp::AddCheck {
+                name: c.name.as_ref().map(ident),
+                expr: c.expr.clone(),
+                validated: !not_valid,
+            },
+            ast::AlterTableOperation::ValidateConstraint { name } => {
+                AlterOp::Validate { name: ident(name) }
+            }
             ast::AlterTableOperation::DropConstraint {
                 if_exists,
                 name,

@@ -223,7 +223,7 @@ pub struct CreateIndex {
 fn unsupported_option(what: &str) -> SqlError {
     SqlError::unsupported(
         format!("{what} is not supported"),
-        "keyclaim enforces PRIMARY KEY, UNIQUE, FOREIGN KEY and NOT NULL; use DEFAULT for generated values",
+        "keyclaim enforces PRIMARY KEY, UNIQUE, FOREIGN KEY, CHECK and NOT NULL; use DEFAULT for generated values",
     )
 }
 
@@ -256,6 +256,8 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
     let mut pkeys: Vec<Key> = Vec::new();
     let mut uniques: Vec<Key> = Vec::new();
     let mut foreign_keys: Vec<DeclaredForeignKey> = Vec::new();
+    // Column constraints first, then the table's, as PostgreSQL names them.
+    let mut checks: Vec<(Option<String>, &ast::Expr)> = Vec::new();
     for col in &ct.columns {
         let cname = ident(&col.name);
         if columns.iter().any(|c| c.name == cname) {
@@ -345,7 +347,9 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
                 ast::ColumnOption::ForeignKey(fk) => {
                     foreign_keys.push(foreign_key(fk, cname_opt, vec![cname.clone()])?)
                 }
-                ast::ColumnOption::Check(_) => return Err(unsupported_option("CHECK")),
+                ast::ColumnOption::Check(c) => {
+                    checks.push((c.name.as_ref().map(ident).or(cname_opt), &c.expr))
+                }
                 other => return Err(unsupported_option(&format!("column option {other}"))),
             }
         }
@@ -368,7 +372,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
                 fk.name.as_ref().map(ident),
                 fk.columns.iter().map(ident).collect(),
             )?),
-            ast::TableConstraint::Check(_) => return Err(unsupported_option("CHECK")),
+            ast::TableConstraint::Check(c) => checks.push((c.name.as_ref().map(ident), &c.expr)),
             other => return Err(unsupported_option(&format!("constraint {other}"))),
         }
     }
@@ -412,6 +416,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         indexes: Vec::new(),
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
+        checks: Vec::new(),
         referenced_by: Vec::new(),
     };
     for &i in &pk_cols {
@@ -441,6 +446,21 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             nulls_not_distinct: key.nulls_not_distinct,
             is_index: false,
         });
+    }
+    for (name, expr) in checks {
+        if let Some(n) = name
+            .as_ref()
+            .filter(|n| def.constraint_names().any(|c| c == *n))
+        {
+            return Err(SqlError::new(
+                sqlstate::DUPLICATE_OBJECT,
+                format!("check constraint \"{n}\" already exists"),
+            ));
+        }
+        let taken: Vec<String> = def.constraint_names().map(str::to_owned).collect();
+        let check =
+            super::check::declare(&def, name, expr, true, taken.iter().map(String::as_str))?;
+        def.checks.push(check);
     }
     Ok(CreateTable {
         def,
@@ -509,4 +529,30 @@ pub fn with_storage_ids(mut def: TableDef) -> TableDef {
         u.id = storage_id(&u.name);
     }
     def
+}
+
+/// TRUNCATE [TABLE] [ONLY] t [, ...] [RESTART | CONTINUE IDENTITY]
+/// [CASCADE | RESTRICT] (`engine::truncate`).
+#[derive(Debug, Clone)]
+pub struct Truncate {
+    pub names: Vec<String>,
+    /// RESTART IDENTITY: the sequences the tables own start over.
+    pub restart_identity: bool,
+    /// CASCADE: tables whose foreign keys reference these are emptied too.
+    pub cascade: bool,
+}
+
+pub fn truncate(t: &ast::Truncate) -> SqlResult<Truncate> {
+    if t.partitions.is_some() || t.on_cluster.is_some() {
+        return Err(unsupported_option("this form of TRUNCATE"));
+    }
+    Ok(Truncate {
+        names: t
+            .table_names
+            .iter()
+            .map(|n| table_name(&n.name))
+            .collect::<SqlResult<_>>()?,
+        restart_identity: matches!(t.identity, Some(ast::TruncateIdentityOption::Restart)),
+        cascade: matches!(t.cascade, Some(ast::CascadeOption::Cascade)),
+    })
 }

@@ -1360,6 +1360,12 @@ impl Expr {
     pub fn holds(&self, cx: &EvalCtx<'_>) -> SqlResult<bool> {
         Ok(truth(&self.eval(cx)?)? == Some(true))
     }
+
+    /// True iff the expression evaluates to FALSE (a CHECK constraint's
+    /// violation: NULL passes).
+    pub fn fails(&self, cx: &EvalCtx<'_>) -> SqlResult<bool> {
+        Ok(truth(&self.eval(cx)?)? == Some(false))
+    }
 }
 
 /// A quoted literal of type `ty` once the input function has read it:

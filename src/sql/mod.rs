@@ -1,6 +1,7 @@
 //! SQL: parse (sqlparser, PostgreSQL dialect), plan into keyclaim's small set
 //! of operations, and evaluate expressions.
 pub mod alter;
+pub mod check;
 pub mod ddl;
 pub mod expr;
 pub mod locking;

@@ -5,6 +5,8 @@ use std::sync::Arc;
 
 use sqlparser::ast::{self, Statement};
 
+use super::check::Checks;
+
 use super::expr::{BinOp, Compiler, Expr, Func, Params, Scope};
 use super::locking::{self, LockStrength, LockWait};
 use crate::catalog::{Identity, TableDef};
@@ -31,6 +33,7 @@ pub enum Plan {
     },
     CreateSequence(super::ddl::CreateSequence),
     AlterTable(super::alter::AlterTable),
+    Truncate(super::ddl::Truncate),
     DropSequence {
         names: Vec<String>,
         if_exists: bool,
@@ -195,6 +198,7 @@ pub struct InsertPlan {
     pub table: Arc<TableDef>,
     pub rows: InsertRows,
     pub defaults: Vec<Option<Expr>>,
+    pub checks: Checks,
     pub on_conflict: Option<OnConflict>,
     pub returning: Option<Vec<Expr>>,
 }
@@ -203,6 +207,7 @@ pub struct InsertPlan {
 pub struct UpdatePlan {
     pub source: Source,
     pub sets: Vec<(usize, Expr)>,
+    pub checks: Checks,
     pub returning: Option<Vec<Expr>>,
     /// Rows found by a query instead of by `source` (whose filter is then
     /// empty); the sets it computes read them as `Expr::Excluded`.
@@ -232,7 +237,8 @@ impl Plan {
             | Plan::DropIndex { .. }
             | Plan::CreateSequence(_)
             | Plan::DropSequence { .. }
-            | Plan::AlterTable(_) => "ddl",
+            | Plan::AlterTable(_)
+            | Plan::Truncate(_) => "ddl",
         }
     }
 
@@ -258,6 +264,8 @@ impl Plan {
             // Checked for foreign keys once its drop is pending, and
             // taken back whole if one still references it.
             Plan::DropTable { .. } => true,
+            // Its tables are emptied together or not at all.
+            Plan::Truncate(_) => true,
             _ => false,
         }
     }
@@ -313,6 +321,7 @@ impl Plan {
             Plan::DropIndex { .. } => "DROP INDEX",
             Plan::CreateSequence(_) => "CREATE SEQUENCE",
             Plan::AlterTable(_) => "ALTER TABLE",
+            Plan::Truncate(_) => "TRUNCATE TABLE",
             Plan::DropSequence { .. } => "DROP SEQUENCE",
         }
     }
@@ -430,6 +439,7 @@ impl Planner<'_> {
                 owned_by.as_ref(),
                 *if_not_exists,
             )?))),
+            Statement::Truncate(t) => Ok(no_rows(Plan::Truncate(super::ddl::truncate(t)?))),
             Statement::Drop {
                 object_type,
                 if_exists,
@@ -801,6 +811,7 @@ impl Planner<'_> {
             None => InsertRows::Values(self.values(ins, &t, &targets)?),
         };
         let defaults = compile_defaults(&t)?;
+        let checks = Checks::compile(&t)?;
         let on_conflict = match &ins.on {
             None => None,
             Some(ast::OnInsert::OnConflict(oc)) => Some(self.on_conflict(&t, oc)?),
@@ -813,6 +824,7 @@ impl Planner<'_> {
                 table,
                 rows,
                 defaults,
+                checks,
                 on_conflict,
                 returning,
             }),
@@ -1075,6 +1087,7 @@ impl Planner<'_> {
             .map_err(|e| returning_beyond_target(e, u.from.is_some()))?;
         Ok(Planned {
             plan: Plan::Update(UpdatePlan {
+                checks: Checks::compile(&t)?,
                 source: source(t, filter),
                 sets,
                 returning,

@@ -221,6 +221,16 @@ pub fn key_detail(columns: &[&str], values: &[&Value]) -> String {
     format!("Key ({})=({})", columns.join(", "), vals.join(", "))
 }
 
+/// The DETAIL of a constraint a whole row violates (NOT NULL, CHECK):
+/// `Failing row contains (1, a, null).`
+pub fn failing_row(values: &[Value]) -> String {
+    let vals: Vec<String> = values
+        .iter()
+        .map(|v| v.to_text().unwrap_or_else(|| "null".into()))
+        .collect();
+    format!("Failing row contains ({}).", vals.join(", "))
+}
+
 #[cfg(test)]
 mod tests {
     use uuid::Uuid;

@@ -43,7 +43,7 @@ mod test_util;
 mod text;
 
 pub use array::Array;
-pub use key::{decode_key, encode_key, key_detail};
+pub use key::{decode_key, encode_key, failing_row, key_detail};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};
 use rust_decimal::Decimal;

@@ -456,6 +456,7 @@ mod tests {
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
             count_limits: Vec::new(),
+            checks: Vec::new(),
             referenced_by: Vec::new(),
         }
     }

@@ -376,6 +376,7 @@ mod tests {
             indexes: Vec::new(),
             foreign_keys: Vec::new(),
             count_limits: Vec::new(),
+            checks: Vec::new(),
             referenced_by: Vec::new(),
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];

@@ -81,6 +81,11 @@ fn int_arg(v: Option<&ScalarValue>) -> Option<i64> {
     }
 }
 
+/// A `pretty` flag: false when absent or NULL.
+fn bool_arg(v: Option<&ScalarValue>) -> bool {
+    matches!(v, Some(ScalarValue::Boolean(Some(true))))
+}
+
 fn text_arg(v: Option<&ScalarValue>) -> Option<String> {
     match v? {
         ScalarValue::Utf8(s) | ScalarValue::LargeUtf8(s) | ScalarValue::Utf8View(s) => s.clone(),
@@ -195,9 +200,9 @@ const SPECS: &[Spec] = &[
         takes: OID_PRETTY,
         gives: Ret::Text,
         body: |s, a| {
-            Ok(text(
-                oid_arg(a.first()).and_then(|o| pg_catalog::constraintdef(s, o)),
-            ))
+            Ok(text(oid_arg(a.first()).and_then(|o| {
+                pg_catalog::constraintdef(s, o, bool_arg(a.get(1)))
+            })))
         },
     },
     Spec {

@@ -249,9 +249,13 @@ pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
         "check_constraints" => s
             .tables()
             .flat_map(|t| {
-                not_nulls(t).map(move |(name, col)| {
+                let checks = t.checks.iter().map(move |c| {
+                    row![db, "public", &c.name, crate::sql::check::check_clause(t, c)]
+                });
+                let not_nulls = not_nulls(t).map(move |(name, col)| {
                     row![db, "public", name, format!("{} IS NOT NULL", quote(col))]
-                })
+                });
+                checks.chain(not_nulls)
             })
             .collect(),
         "sequences" => sequences(s),
@@ -504,7 +508,7 @@ fn key_column_usage(s: &Snapshot) -> Vec<Vec<Cell>> {
     let db = s.database.as_str();
     let mut out = Vec::new();
     // A CHECK constraint has no key columns.
-    for c in s.constraints().filter(|c| c.limit.is_none()) {
+    for c in s.constraints().filter(|c| c.kind != "c") {
         for (n, &i) in c.columns.iter().enumerate() {
             let position = c.reference.as_ref().and_then(|r| {
                 let referenced = r.def.ref_columns.get(n)?;

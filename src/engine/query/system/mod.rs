@@ -34,7 +34,7 @@ use datafusion::execution::session_state::SessionState;
 use datafusion::execution::FunctionRegistry;
 use datafusion::sql::sqlparser::ast as df_ast;
 
-use crate::catalog::{CountLimitDef, ForeignKeyDef, TableDef};
+use crate::catalog::{CheckDef, CountLimitDef, ForeignKeyDef, TableDef};
 use crate::session::settings::Guc;
 
 pub(crate) use functions::{is_system_function, REGCLASS, REGCLASS_OUT, REGTYPE};
@@ -284,7 +284,8 @@ struct Constraint<'a> {
     name: &'a str,
     table: &'a TableDef,
     columns: &'a [usize],
-    /// pg_constraint.contype: `p`, `u`, `f`, or `c` for a count limit.
+    /// pg_constraint.contype: `p`, `u`, `f`, or `c` for a CHECK constraint
+    /// or a count limit.
     kind: &'static str,
     /// conindid: its index, or the referenced index a foreign key uses.
     index: u32,
@@ -293,6 +294,8 @@ struct Constraint<'a> {
     reference: Option<Reference<'a>>,
     /// A count limit's definition (kind `c`).
     limit: Option<&'a CountLimitDef>,
+    /// A CHECK constraint's definition (kind `c`).
+    check: Option<&'a CheckDef>,
 }
 
 /// What a foreign key references, resolved in the snapshot.
@@ -306,7 +309,8 @@ struct Reference<'a> {
 }
 
 /// The constraints of `t`: the indexes that back one, its foreign keys
-/// whose referenced table the snapshot has, then its count limits.
+/// whose referenced table the snapshot has, its count limits, then its
+/// CHECK constraints.
 fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
     let keys = indexes_of(t).into_iter().filter_map(|i| {
         Some(Constraint {
@@ -319,6 +323,7 @@ fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
             nulls_not_distinct: i.nulls_not_distinct,
             reference: None,
             limit: None,
+            check: None,
         })
     });
     let foreign = t.foreign_keys.iter().filter_map(|fk| {
@@ -333,6 +338,7 @@ fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
             nulls_not_distinct: false,
             reference: Some(reference),
             limit: None,
+            check: None,
         })
     });
     // A count limit shows as a CHECK constraint, as the nearest kind
@@ -347,8 +353,21 @@ fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
         nulls_not_distinct: false,
         reference: None,
         limit: Some(l),
+        check: None,
     });
-    keys.chain(foreign).chain(limits).collect()
+    let checks = t.checks.iter().map(|c| Constraint {
+        oid: oids::check(t, &c.name),
+        name: &c.name,
+        table: t,
+        columns: &c.columns,
+        kind: "c",
+        index: 0,
+        nulls_not_distinct: false,
+        reference: None,
+        limit: None,
+        check: Some(c),
+    });
+    keys.chain(foreign).chain(limits).chain(checks).collect()
 }
 
 /// Whether a relation name, as written (schema if qualified), is a system

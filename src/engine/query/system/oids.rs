@@ -78,6 +78,11 @@ pub(crate) fn foreign_key(t: &TableDef, name: &str) -> u32 {
     derive(&[&t.id, "foreign key", name])
 }
 
+/// The OID of a CHECK constraint of `t` (its pg_constraint row).
+pub(crate) fn check(t: &TableDef, name: &str) -> u32 {
+    derive(&[&t.id, "check", name])
+}
+
 /// The OID of a count limit of `t` (its pg_constraint row).
 pub(crate) fn count_limit(t: &TableDef, name: &str) -> u32 {
     derive(&[&t.id, "count limit", name])

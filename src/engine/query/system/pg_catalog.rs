@@ -807,7 +807,7 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
         );
         row[RELHASTRIGGERS] = triggers.contains(t.name.as_str()).into();
         // Count limits are listed as CHECK constraints.
-        row[RELCHECKS] = (t.count_limits.len() as i64).into();
+        row[RELCHECKS] = ((t.checks.len() + t.count_limits.len()) as i64).into();
         out.push(row);
     }
     for q in s.sequences() {
@@ -1089,7 +1089,7 @@ fn constraint_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
                 c.kind,
                 r.is_some_and(|r| r.def.deferrable),
                 r.is_some_and(|r| r.def.initially_deferred),
-                true,
+                c.check.is_none_or(|k| k.validated),
                 oids::relation(c.table),
                 0u32,
                 c.index,
@@ -1101,11 +1101,22 @@ fn constraint_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
                 if r.is_some() { "s" } else { " " },
                 true,
                 0i64,
-                true,
-                attnums(c.columns),
+                // A CHECK constraint is inherited; keys never are.
+                c.kind != "c",
+                if c.columns.is_empty() {
+                    Cell::Null
+                } else {
+                    attnums(c.columns)
+                },
             ];
             if let Some(r) = r {
                 row.extend(referenced_columns(&c, r));
+            }
+            if let Some(k) = c.check {
+                // confkey through conexclop are a foreign key's and an
+                // exclusion constraint's; conbin is what pg_get_expr shows.
+                row.extend(std::iter::repeat_n(Cell::Null, 6));
+                row.push(crate::sql::check::expression(c.table, k, false).into());
             }
             row
         })
@@ -1339,8 +1350,8 @@ fn constraint_dependencies(c: &Constraint<'_>) -> Vec<Vec<Cell>> {
     let own = oids::relation(c.table);
     let mut out: Vec<Vec<Cell>> = c.columns.iter().map(|&i| on(own, i + 1, "a")).collect();
     match &c.reference {
-        // A count limit has no index.
-        None if c.limit.is_some() => {}
+        // A CHECK constraint or count limit has no index.
+        None if c.kind == "c" => {}
         None => out.push(row![
             oids::PG_CLASS,
             c.index,
@@ -1389,9 +1400,12 @@ pub(super) fn indexdef(s: &Snapshot, oid: u32) -> Option<String> {
     s.indexes().find(|i| i.oid == oid).map(|i| index_def(&i))
 }
 
-/// `pg_get_constraintdef(oid)`.
-pub(super) fn constraintdef(s: &Snapshot, oid: u32) -> Option<String> {
+/// `pg_get_constraintdef(oid [, pretty])`.
+pub(super) fn constraintdef(s: &Snapshot, oid: u32, pretty: bool) -> Option<String> {
     let c = s.constraints().find(|c| c.oid == oid)?;
+    if let Some(k) = c.check {
+        return Some(crate::sql::check::constraintdef(c.table, k, pretty));
+    }
     if let Some(l) = c.limit {
         // What it keeps, in SQL a reader knows (no CHECK can say it).
         return Some(format!(
