@@ -24,7 +24,9 @@
 //!   `engine::txn` mints, commits, aborts and trims transactions;
 //!   `engine::ddl` changes the catalog (waiting for another block's pending
 //!   change, folding decided ones, removing storage nothing names);
-//!   `engine::alter` runs ALTER TABLE as changes of a definition;
+//!   `engine::alter` runs ALTER TABLE as changes of a definition, its
+//!   column forms (ADD, DROP, RENAME, SET DATA TYPE) in `engine::columns`;
+//!   `engine::truncate` empties tables by pointing them at fresh storage;
 //!   `engine::found` plans and runs the query a write takes its rows from
 //!   (`INSERT ... SELECT`, `UPDATE ... FROM`, `DELETE ... USING`,
 //!   subqueries in UPDATE and DELETE) before the write stage;
@@ -52,7 +54,11 @@
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen
 //!   by others once its transaction commits: DDL is transactional. A
-//!   sequence is a relation there too (`catalog::sequence`). What a claim
+//!   sequence is a relation there too (`catalog::sequence`). A column's
+//!   slot in stored rows and its storage name (`catalog::layout`) let
+//!   columns be added, dropped and renamed without rewriting rows; CHECK
+//!   constraints are `catalog::check` (declared, compiled and printed by
+//!   `sql::check`). What a claim
 //!   is on, a UNIQUE constraint or a count limit's slot, is
 //!   `catalog::count_limit::ClaimOn`.
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),

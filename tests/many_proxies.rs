@@ -78,6 +78,27 @@ impl Proxy {
         Ok(())
     }
 
+    /// The rows one query answers.
+    async fn rows(&mut self, sql: &str) -> Vec<Vec<Value>> {
+        use futures::StreamExt;
+        let own = self.session.open.as_ref().map(|o| o.id);
+        let p = self
+            .engine
+            .prepare_in(sql, &[], own)
+            .await
+            .unwrap()
+            .remove(0);
+        let done = self
+            .engine
+            .execute(&mut self.session, &p, Vec::new())
+            .await
+            .unwrap();
+        let keyclaim::engine::Outcome::Rows { rows, .. } = done.outcome else {
+            panic!("{sql}: rows expected");
+        };
+        rows.map(|r| r.expect(sql)).collect().await
+    }
+
     async fn code_of(&mut self, sql: &str) -> &'static str {
         match self.run(sql).await {
             Ok(()) => "ok",
@@ -188,6 +209,67 @@ async fn a_check_added_elsewhere_binds_every_writer_and_their_prepared_statement
     a.run("ALTER TABLE t VALIDATE CONSTRAINT n_small")
         .await
         .unwrap();
+    test.cleanup().await;
+}
+
+/// Columns added, renamed and dropped on one proxy: the other proxy's
+/// rows, written before and after, read as PostgreSQL would show them,
+/// and a write from a proxy that has not seen the ADD COLUMN yet keeps
+/// the value another proxy gave the new column.
+#[tokio::test]
+async fn columns_added_and_dropped_elsewhere_keep_every_row_readable() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let (mut a, mut b) = (
+        Proxy::new(&test),
+        Proxy::with_refresh(&test, Duration::from_secs(3600)),
+    );
+    a.run("CREATE TABLE t (id int PRIMARY KEY, x text, y int)")
+        .await
+        .unwrap();
+    // b caches the definition without z.
+    b.run("INSERT INTO t VALUES (1, 'a', 1)").await.unwrap();
+    a.run("ALTER TABLE t ADD COLUMN z int NOT NULL DEFAULT 5")
+        .await
+        .unwrap();
+    a.run("INSERT INTO t VALUES (2, 'b', 2, 20); UPDATE t SET z = 10 WHERE id = 1")
+        .await
+        .unwrap();
+    // b still writes with the old definition: z stays as a set it.
+    b.run("UPDATE t SET y = 100 WHERE id = 1").await.unwrap();
+    let seen = a.rows("SELECT id, x, y, z FROM t ORDER BY id").await;
+    assert_eq!(
+        seen,
+        vec![
+            vec![
+                Value::Int4(1),
+                Value::Text("a".into()),
+                Value::Int4(100),
+                Value::Int4(10)
+            ],
+            vec![
+                Value::Int4(2),
+                Value::Text("b".into()),
+                Value::Int4(2),
+                Value::Int4(20)
+            ],
+        ]
+    );
+    a.run("ALTER TABLE t DROP COLUMN x; ALTER TABLE t RENAME COLUMN y TO w")
+        .await
+        .unwrap();
+    a.run("INSERT INTO t (id, w) VALUES (3, 3)").await.unwrap();
+    let mut c = Proxy::new(&test);
+    assert_eq!(c.code_of("SELECT x FROM t").await, "42703");
+    let rows = c.rows("SELECT id, w, z FROM t ORDER BY id").await;
+    assert_eq!(
+        rows,
+        vec![
+            vec![Value::Int4(1), Value::Int4(100), Value::Int4(10)],
+            vec![Value::Int4(2), Value::Int4(2), Value::Int4(20)],
+            vec![Value::Int4(3), Value::Int4(3), Value::Int4(5)],
+        ]
+    );
     test.cleanup().await;
 }
 

@@ -25,6 +25,7 @@ fn col(name: &str, ty: SqlType) -> ColumnDef {
         not_null: false,
         default: None,
         identity: None,
+        storage: Default::default(),
     }
 }
 
@@ -48,6 +49,7 @@ fn table() -> TableDef {
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
         checks: Vec::new(),
+        dropped_slots: 0,
         referenced_by: Vec::new(),
     }
 }
@@ -325,6 +327,7 @@ async fn composite_key(store: &dyn Store) {
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
         checks: Vec::new(),
+        dropped_slots: 0,
         referenced_by: Vec::new(),
     };
     store.create_table(&t).await.unwrap();

@@ -13,7 +13,8 @@ pub struct CheckDef {
     pub name: String,
     /// The expression as SQL text, as declared (sqlparser's rendering).
     pub expr: String,
-    /// The columns it reads, ascending (pg_constraint.conkey).
+    /// The columns it reads, in the order they first appear
+    /// (pg_constraint.conkey).
     pub columns: Vec<usize>,
     /// False while `NOT VALID`: enforced on every write, but the rows that
     /// were there when it was added have not been checked.

@@ -191,6 +191,7 @@ mod tests {
                 not_null: true,
                 default: None,
                 identity: None,
+                storage: Default::default(),
             }],
             primary_key: vec![0],
             pkey_name: "t_pkey".into(),
@@ -210,6 +211,7 @@ mod tests {
             foreign_keys: Vec::new(),
             count_limits: Vec::new(),
             checks: Vec::new(),
+            dropped_slots: 0,
             referenced_by: Vec::new(),
         })
     }

@@ -5,6 +5,7 @@ pub mod check;
 pub mod count_limit;
 pub mod entry;
 pub mod foreign_key;
+pub mod layout;
 pub mod naming;
 pub mod sequence;
 
@@ -24,6 +25,7 @@ pub use check::CheckDef;
 pub use count_limit::{ClaimOn, CountLimitDef};
 pub use entry::{DefIntent, Entry};
 pub use foreign_key::{ForeignKeyDef, Inbound, RefAction};
+pub use layout::ColumnStorage;
 pub use sequence::{Identity, SequenceDef};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,6 +40,10 @@ pub struct ColumnDef {
     /// column owns, and ALWAYS refuses explicit values (428C9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<Identity>,
+    /// Where its values are kept, if not as the plain layout says
+    /// (`catalog::layout`).
+    #[serde(default, skip_serializing_if = "ColumnStorage::is_plain")]
+    pub storage: ColumnStorage,
 }
 
 /// A UNIQUE constraint or unique index, enforced through claims.
@@ -96,6 +102,14 @@ pub struct TableDef {
     /// Its CHECK constraints (`catalog::check`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub checks: Vec<CheckDef>,
+    /// Slots up to here are taken, by columns or by dropped ones
+    /// (`catalog::layout`); 0 until a column is dropped.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub dropped_slots: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl TableDef {

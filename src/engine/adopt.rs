@@ -75,6 +75,7 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
                 not_null: foreign.primary_key.contains(&i),
                 default: None,
                 identity: None,
+                storage: Default::default(),
             })
             .collect(),
         primary_key: foreign.primary_key.clone(),
@@ -86,6 +87,7 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
         checks: Vec::new(),
+        dropped_slots: 0,
         referenced_by: Vec::new(),
     };
     // Another proxy adopting at the same moment wins; use its entry.

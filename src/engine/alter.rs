@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use tracing::info;
 
+use super::columns;
 use super::ddl::{self, command, notice, write_error, Ddl};
 use super::foreign_keys;
 use super::Executed;
@@ -52,6 +53,12 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
             validated: true,
         }] => add_check(ddl, &table, name.clone(), expr, env).await,
         [AlterOp::Validate { name }] => validate(ddl, &table, name, env).await,
+        [AlterOp::AddColumn(new)] => columns::add_column(ddl, &table, new, env).await,
+        [AlterOp::DropColumn {
+            column,
+            if_exists,
+            cascade,
+        }] => columns::drop_column(ddl, &table, column, *if_exists, *cascade).await,
         ops => change_definition(ddl, &table, ops).await,
     }
 }
@@ -164,11 +171,15 @@ async fn change_definition(
                     let check = declare_check(&next, name.clone(), expr, false)?;
                     next.checks.push(check);
                 }
+                AlterOp::RenameColumn { from, to } => columns::rename_column(&mut next, from, to)?,
+                AlterOp::SetType { column, ty } => columns::set_type(&mut next, column, ty)?,
                 AlterOp::AddUnique { .. }
                 | AlterOp::NotNull { set: true, .. }
                 | AlterOp::AddForeignKey(_)
                 | AlterOp::AddCheck { .. }
-                | AlterOp::Validate { .. } => unreachable!("planned to run alone"),
+                | AlterOp::Validate { .. }
+                | AlterOp::AddColumn(_)
+                | AlterOp::DropColumn { .. } => unreachable!("planned to run alone"),
             }
         }
         Ok(Some(next))
@@ -387,7 +398,7 @@ async fn validate(
 }
 
 /// 23514 if a row of `table` makes its CHECK constraint `name` false.
-async fn violations(
+pub(super) async fn violations(
     ddl: &Ddl<'_>,
     table: Arc<TableDef>,
     name: &str,
@@ -419,7 +430,7 @@ async fn violations(
 /// Whether a live row makes `pred` true, waiting for rows that open
 /// transactions are writing, as an index build does; progress in the log
 /// as `what`.
-async fn any_row(
+pub(super) async fn any_row(
     ddl: &Ddl<'_>,
     table: &TableDef,
     what: &str,

@@ -64,6 +64,7 @@ static NO_TABLE: TableDef = TableDef {
     foreign_keys: Vec::new(),
     count_limits: Vec::new(),
     checks: Vec::new(),
+    dropped_slots: 0,
     referenced_by: Vec::new(),
 };
 

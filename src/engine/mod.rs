@@ -10,6 +10,7 @@ use std::sync::Arc;
 mod adopt;
 mod advisory;
 mod alter;
+mod columns;
 mod count_limits;
 mod ctx;
 mod ddl;
@@ -59,7 +60,8 @@ pub struct Column {
 }
 
 /// Where a result column comes from: a table's OID (as pg_class shows it)
-/// and the column's attnum (as pg_attribute shows it: from 1, in order).
+/// and the column's attnum (as pg_attribute shows it: from 1, in order,
+/// with dropped columns' numbers left out: `catalog::layout`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ColumnOrigin {
     pub table_oid: u32,
@@ -71,7 +73,7 @@ impl ColumnOrigin {
     pub fn of(t: &TableDef, index: usize) -> Option<ColumnOrigin> {
         Some(ColumnOrigin {
             table_oid: query::system::oids::relation(t),
-            attnum: i16::try_from(index + 1).ok()?,
+            attnum: i16::try_from(t.attnum(index)).ok()?,
         })
     }
 }

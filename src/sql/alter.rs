@@ -9,6 +9,7 @@ use sqlparser::ast;
 use super::ddl::check_default;
 use super::plan::{ident, table_name};
 use crate::error::{SqlError, SqlResult};
+use crate::types::SqlType;
 
 #[derive(Debug, Clone)]
 pub struct AlterTable {
@@ -51,6 +52,41 @@ pub enum AlterOp {
     Validate {
         name: String,
     },
+    /// ADD [COLUMN] [IF NOT EXISTS]: the rows there already read its
+    /// missing value (`catalog::layout`).
+    AddColumn(Box<NewColumn>),
+    /// DROP [COLUMN] [IF EXISTS] c: with the constraints and indexes that
+    /// use it, as PostgreSQL drops them.
+    DropColumn {
+        column: String,
+        if_exists: bool,
+        /// CASCADE: other tables' foreign keys on it are dropped too.
+        cascade: bool,
+    },
+    /// RENAME [COLUMN] a TO b.
+    RenameColumn {
+        from: String,
+        to: String,
+    },
+    /// ALTER [COLUMN] c [SET DATA] TYPE t: only changes that every stored
+    /// value already satisfies (a longer varchar, text).
+    SetType {
+        column: String,
+        ty: SqlType,
+    },
+}
+
+/// A column ALTER TABLE ... ADD COLUMN adds.
+#[derive(Debug, Clone)]
+pub struct NewColumn {
+    pub name: String,
+    pub ty: SqlType,
+    pub not_null: bool,
+    /// Its DEFAULT: also the value the rows there already read.
+    pub default: Option<ast::Expr>,
+    pub if_not_exists: bool,
+    /// Its column CHECK constraints (name, expression).
+    pub checks: Vec<(Option<String>, ast::Expr)>,
 }
 
 impl AlterOp {
@@ -66,14 +102,57 @@ impl AlterOp {
                     ..
                 }
                 | AlterOp::Validate { .. }
+                | AlterOp::AddColumn(_)
+                | AlterOp::DropColumn { .. }
         )
     }
+}
+
+/// ADD COLUMN's column: a type, NULL / NOT NULL, a DEFAULT and CHECK
+/// constraints. Keys and references are added with ADD CONSTRAINT.
+fn new_column(c: &ast::ColumnDef, if_not_exists: bool) -> SqlResult<NewColumn> {
+    let name = ident(&c.name);
+    if super::ddl::serial_type(&c.data_type).is_some() {
+        return Err(SqlError::unsupported(
+            "ALTER TABLE ... ADD COLUMN of a serial column is not supported",
+            "add an integer column, then fill it with UPDATE",
+        ));
+    }
+    let mut out = NewColumn {
+        ty: SqlType::from_ast(&c.data_type)?,
+        name,
+        not_null: false,
+        default: None,
+        if_not_exists,
+        checks: Vec::new(),
+    };
+    for opt in &c.options {
+        match &opt.option {
+            ast::ColumnOption::Null => {}
+            ast::ColumnOption::NotNull => out.not_null = true,
+            ast::ColumnOption::Default(e) => {
+                check_default(e)?;
+                out.default = Some(e.clone());
+            }
+            ast::ColumnOption::Check(k) => out.checks.push((
+                k.name.as_ref().or(opt.name.as_ref()).map(ident),
+                (*k.expr).clone(),
+            )),
+            other => {
+                return Err(SqlError::unsupported(
+                    format!("ALTER TABLE ... ADD COLUMN with {other} is not supported"),
+                    "add the column, then the constraint with ALTER TABLE ... ADD CONSTRAINT",
+                ))
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn unsupported(what: impl std::fmt::Display) -> SqlError {
     SqlError::unsupported(
         format!("ALTER TABLE ... {what} is not supported"),
-        "keyclaim's ALTER TABLE adds and drops UNIQUE, FOREIGN KEY and CHECK constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
+        "keyclaim's ALTER TABLE adds, drops and renames columns, makes varchar columns longer, adds and drops UNIQUE, FOREIGN KEY and CHECK constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
     )
 }
 
@@ -108,6 +187,29 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
             ast::AlterTableOperation::ValidateConstraint { name } => {
                 AlterOp::Validate { name: ident(name) }
             }
+            ast::AlterTableOperation::AddColumn {
+                if_not_exists,
+                column_def,
+                column_position: None,
+                ..
+            } => AlterOp::AddColumn(Box::new(new_column(column_def, *if_not_exists)?)),
+            ast::AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                drop_behavior,
+                ..
+            } if column_names.len() == 1 => AlterOp::DropColumn {
+                column: ident(&column_names[0]),
+                if_exists: *if_exists,
+                cascade: *drop_behavior == Some(ast::DropBehavior::Cascade),
+            },
+            ast::AlterTableOperation::RenameColumn {
+                old_column_name,
+                new_column_name,
+            } => AlterOp::RenameColumn {
+                from: ident(old_column_name),
+                to: ident(new_column_name),
+            },
             ast::AlterTableOperation::DropConstraint {
                 if_exists,
                 name,
@@ -131,6 +233,14 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                         default: None,
                     },
                     ast::AlterColumnOperation::SetNotNull => AlterOp::NotNull { column, set: true },
+                    ast::AlterColumnOperation::SetDataType {
+                        data_type,
+                        using: None,
+                        ..
+                    } => AlterOp::SetType {
+                        column,
+                        ty: SqlType::from_ast(data_type)?,
+                    },
                     ast::AlterColumnOperation::DropNotNull => {
                         AlterOp::NotNull { column, set: false }
                     }

@@ -2,7 +2,6 @@
 //! it checks them), compiled for a plan, and printed back as
 //! `pg_get_constraintdef` prints them.
 
-use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use sqlparser::ast::{self, BinaryOperator as B, Spanned, UnaryOperator as U};
@@ -107,9 +106,10 @@ fn compiler<'a>(table: &'a TableDef, params: &'a mut Params) -> Compiler<'a> {
     }
 }
 
-/// The table's columns an expression names, ascending.
+/// The table's columns an expression names, in the order they first
+/// appear (as PostgreSQL's conkey lists them).
 fn columns_read(table: &TableDef, expr: &ast::Expr) -> Vec<usize> {
-    let mut out = BTreeSet::new();
+    let mut out: Vec<usize> = Vec::new();
     let _ = ast::visit_expressions(expr, |e| {
         let name = match e {
             ast::Expr::Identifier(id) => Some(id),
@@ -117,11 +117,13 @@ fn columns_read(table: &TableDef, expr: &ast::Expr) -> Vec<usize> {
             _ => None,
         };
         if let Some(i) = name.and_then(|n| table.column_index(&ident(n))) {
-            out.insert(i);
+            if !out.contains(&i) {
+                out.push(i);
+            }
         }
         ControlFlow::<()>::Continue(())
     });
-    out.into_iter().collect()
+    out
 }
 
 /// A table's CHECK constraints compiled for one plan, in name order (the

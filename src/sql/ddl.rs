@@ -117,7 +117,7 @@ pub fn nextval_default(sequence: &str) -> String {
 
 /// `serial`, `bigserial`, `smallserial` (and their `serialN` spellings):
 /// the integer type they stand for.
-fn serial_type(dt: &ast::DataType) -> Option<SqlType> {
+pub(super) fn serial_type(dt: &ast::DataType) -> Option<SqlType> {
     let ast::DataType::Custom(name, mods) = dt else {
         return None;
     };
@@ -277,6 +277,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             not_null: serial.is_some(),
             default: None,
             identity: None,
+            storage: Default::default(),
         };
         if serial.is_some() {
             let mut seq = Options {
@@ -417,6 +418,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         foreign_keys: Vec::new(),
         count_limits: Vec::new(),
         checks: Vec::new(),
+        dropped_slots: 0,
         referenced_by: Vec::new(),
     };
     for &i in &pk_cols {

@@ -266,6 +266,12 @@ impl Plan {
             Plan::DropTable { .. } => true,
             // Its tables are emptied together or not at all.
             Plan::Truncate(_) => true,
+            // The foreign keys that reference the table are renumbered
+            // with it, and a serial column's sequence goes with it.
+            Plan::AlterTable(a) => a
+                .ops
+                .iter()
+                .any(|op| matches!(op, super::alter::AlterOp::DropColumn { .. })),
             _ => false,
         }
     }

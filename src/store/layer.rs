@@ -98,6 +98,10 @@ impl<L: Layer> Store for Layered<L> {
         self.inner.create_table(table).await
     }
 
+    async fn add_column(&self, table: &TableDef, column: usize) -> StoreResult<()> {
+        self.inner.add_column(table, column).await
+    }
+
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
         self.inner.drop_table(table).await
     }

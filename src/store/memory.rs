@@ -1,5 +1,8 @@
 //! The embedded store: the same LWT primitives as Cassandra, in process.
 //!
+//! Rows are kept as stored rows, each value in its column's slot
+//! (`catalog::layout`), and given back in table order.
+//!
 //! Each table's rows sit in one ordered map behind a short-held lock, so
 //! every compare-and-set is linearizable and scans page in key order (as a
 //! CQL token scan would, minus the hashing). Claims need no order: a DashMap
@@ -88,7 +91,8 @@ impl Store for MemoryStore {
 
     async fn read_row(&self, table: &TableDef, pk: &[u8]) -> StoreResult<Option<RowRecord>> {
         self.read();
-        Ok(self.table(&table.id).read().get(pk).cloned())
+        let row = self.table(&table.id).read().get(pk).cloned();
+        Ok(row.map(|r| r.from_slots(table)))
     }
 
     async fn insert_row(
@@ -102,10 +106,10 @@ impl Store for MemoryStore {
         let mut map = t.write();
         match cas_slot(map.get(pk), |cur| cur.is_none()) {
             Ok(()) => {
-                map.insert(pk.to_vec(), row);
+                map.insert(pk.to_vec(), row.to_slots(table));
                 Ok(Cas::Applied)
             }
-            Err(cur) => Ok(Cas::NotApplied(cur)),
+            Err(cur) => Ok(Cas::NotApplied(cur.map(|r| r.from_slots(table)))),
         }
     }
 
@@ -123,10 +127,21 @@ impl Store for MemoryStore {
             cur.is_some_and(|r| r.version == expected)
         }) {
             Ok(()) => {
+                let mut row = row.to_slots(table);
+                // A writer whose definition has fewer columns than the
+                // row (it has not seen an ADD COLUMN yet) leaves the
+                // slots it does not know as they were, as a CQL UPDATE
+                // leaves the columns it does not name.
+                if let Some(cur) = map.get(pk).filter(|c| c.live && row.live) {
+                    if cur.values.len() > row.values.len() {
+                        let tail = cur.values[row.values.len()..].to_vec();
+                        row.values.extend(tail);
+                    }
+                }
                 map.insert(pk.to_vec(), row);
                 Ok(Cas::Applied)
             }
-            Err(cur) => Ok(Cas::NotApplied(cur)),
+            Err(cur) => Ok(Cas::NotApplied(cur.map(|r| r.from_slots(table)))),
         }
     }
 
@@ -146,7 +161,7 @@ impl Store for MemoryStore {
         let rows: Vec<(Vec<u8>, RowRecord)> = map
             .range((lower, Bound::Unbounded))
             .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.clone(), v.clone().from_slots(table)))
             .collect();
         let next = if rows.len() == limit {
             rows.last().map(|(k, _)| k.clone())
@@ -157,6 +172,11 @@ impl Store for MemoryStore {
     }
 
     async fn create_table(&self, _table: &TableDef) -> StoreResult<()> {
+        Ok(())
+    }
+
+    /// Rows stored before it have no slot for it: nothing to do.
+    async fn add_column(&self, _table: &TableDef, _column: usize) -> StoreResult<()> {
         Ok(())
     }
 

@@ -54,6 +54,29 @@ pub struct RowRecord {
 }
 
 impl RowRecord {
+    /// As stored: its values, and its intent's, in their slots
+    /// (`catalog::layout`).
+    pub fn to_slots(mut self, table: &TableDef) -> RowRecord {
+        if !table.plain_layout() {
+            self.values = table.to_slots(&self.values);
+            if let Some(i) = self.intent.as_mut() {
+                i.values = table.to_slots(&i.values);
+            }
+        }
+        self
+    }
+
+    /// As read: its values, and its intent's, in table order.
+    pub fn from_slots(mut self, table: &TableDef) -> RowRecord {
+        if !table.plain_layout() {
+            self.values = table.from_slots(std::mem::take(&mut self.values));
+            if let Some(i) = self.intent.as_mut() {
+                i.values = table.from_slots(std::mem::take(&mut i.values));
+            }
+        }
+        self
+    }
+
     pub fn dead(version: TxnId) -> RowRecord {
         RowRecord {
             version,
@@ -194,6 +217,9 @@ pub trait Store: Send + Sync + 'static {
     /// Make room for a new table's rows before it becomes visible in the
     /// catalog (CQL: CREATE TABLE, then wait for schema agreement).
     async fn create_table(&self, table: &TableDef) -> StoreResult<()>;
+    /// Make room for column `column` of `table`, added by ALTER TABLE
+    /// (`catalog::layout`); done again, it succeeds.
+    async fn add_column(&self, table: &TableDef, column: usize) -> StoreResult<()>;
     /// Remove a dropped table's rows (CQL: DROP TABLE).
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()>;
     /// Make a table that exists in the store but was not created through

@@ -195,10 +195,8 @@ pub fn create_locks_table(keyspace: &str) -> String {
 /// The typed columns of a user table, then the hidden ones; partition key
 /// = the primary-key columns (composite when there are several).
 pub fn create_rows_table(keyspace: &str, def: &TableDef) -> String {
-    let mut cols: Vec<String> = def
-        .columns
-        .iter()
-        .map(|c| format!("{} {}", quote(&c.name), cql_type(&c.ty)))
+    let mut cols: Vec<String> = (0..def.columns.len())
+        .map(|i| format!("{} {}", quote(def.storage_name(i)), column_type(def, i)))
         .collect();
     cols.push(format!("{} uuid", quote(VERSION)));
     cols.push(format!("{} boolean", quote(LIVE)));
@@ -248,6 +246,28 @@ pub fn is_existing_column_error(message: &str) -> bool {
     message.contains("already exists") || message.contains("conflicts with an existing column")
 }
 
+/// The CQL type of column `i`. A column added by ALTER TABLE is a
+/// one-element tuple, so that a row stored before it was added (no cell)
+/// is told apart from a row that holds NULL (a tuple holding null), and
+/// reads the column's missing value (`catalog::layout`).
+pub fn column_type(def: &TableDef, i: usize) -> String {
+    let c = &def.columns[i];
+    match c.storage.missing {
+        Some(_) => format!("frozen<tuple<{}>>", cql_type(&c.ty)),
+        None => cql_type(&c.ty).to_owned(),
+    }
+}
+
+/// `ALTER TABLE ... ADD` of column `i` (ALTER TABLE ... ADD COLUMN).
+pub fn add_column(keyspace: &str, def: &TableDef, i: usize) -> String {
+    format!(
+        "ALTER TABLE {} ADD {} {}",
+        table_ref(keyspace, def),
+        quote(def.storage_name(i)),
+        column_type(def, i)
+    )
+}
+
 /// Adds one hidden column to an adopted table.
 pub fn add_hidden_column(table: &str, column: &str, cql_type: &str) -> String {
     format!("ALTER TABLE {table} ADD {} {cql_type}", quote(column))
@@ -264,7 +284,7 @@ pub const HIDDEN: [(&str, &str); 4] = [
 fn pk_list(def: &TableDef) -> String {
     def.primary_key
         .iter()
-        .map(|&i| quote(&def.columns[i].name))
+        .map(|&i| quote(def.storage_name(i)))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -272,7 +292,7 @@ fn pk_list(def: &TableDef) -> String {
 fn pk_where(def: &TableDef) -> String {
     def.primary_key
         .iter()
-        .map(|&i| format!("{} = ?", quote(&def.columns[i].name)))
+        .map(|&i| format!("{} = ?", quote(def.storage_name(i))))
         .collect::<Vec<_>>()
         .join(" AND ")
 }
@@ -280,9 +300,8 @@ fn pk_where(def: &TableDef) -> String {
 /// Every column a row read returns: the table's columns in order, then
 /// `__version`, `__live`, `__claims`, `__intent`.
 fn select_list(def: &TableDef) -> String {
-    def.columns
-        .iter()
-        .map(|c| quote(&c.name))
+    (0..def.columns.len())
+        .map(|i| quote(def.storage_name(i)))
         .chain([VERSION, LIVE, CLAIMS, INTENT].map(quote))
         .collect::<Vec<_>>()
         .join(", ")
@@ -316,7 +335,7 @@ pub fn row_cql(keyspace: &str, def: &TableDef) -> RowCql {
     let select = select_list(def);
     let all_markers = vec!["?"; def.columns.len() + HIDDEN.len()].join(", ");
     let sets: Vec<String> = non_key_columns(def)
-        .map(|i| quote(&def.columns[i].name))
+        .map(|i| quote(def.storage_name(i)))
         .chain([VERSION, LIVE, CLAIMS, INTENT].map(quote))
         .map(|c| format!("{c} = ?"))
         .collect();
@@ -435,6 +454,7 @@ mod tests {
             not_null: false,
             default: None,
             identity: None,
+            storage: Default::default(),
         }
     }
 
@@ -457,6 +477,7 @@ mod tests {
             foreign_keys: Vec::new(),
             count_limits: Vec::new(),
             checks: Vec::new(),
+            dropped_slots: 0,
             referenced_by: Vec::new(),
         }
     }

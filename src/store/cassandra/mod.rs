@@ -27,6 +27,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use futures::{StreamExt, TryStreamExt};
 use scylla::client::session::Session;
+use scylla::frame::response::result::ColumnType;
 use scylla::response::query_result::QueryResult;
 use scylla::serialize::row::SerializeRow;
 use scylla::statement::prepared::PreparedStatement;
@@ -150,7 +151,14 @@ fn column_value(
     v: &Value,
 ) -> Option<CqlValue> {
     let cast = v.cast_to(&table.columns[i].ty);
-    to_cql_as(cast.as_ref().unwrap_or(v), &stmts.column_types[i])
+    let v = cast.as_ref().unwrap_or(v);
+    match &stmts.column_types[i] {
+        // An added column (`cql::column_type`): NULL is a tuple of null.
+        ColumnType::Tuple(elements) => Some(CqlValue::Tuple(vec![elements
+            .first()
+            .and_then(|t| to_cql_as(v, t))])),
+        t => to_cql_as(v, t),
+    }
 }
 
 fn claims_map(claims: &BTreeMap<String, TxnId>) -> Option<CqlValue> {
@@ -275,6 +283,16 @@ impl Store for CassandraStore {
             .await
     }
 
+    async fn add_column(&self, table: &TableDef, column: usize) -> StoreResult<()> {
+        match self
+            .run_ddl(cql::add_column(&self.keyspace, table, column))
+            .await
+        {
+            Err(e) if cql::is_existing_column_error(&e.to_string()) => Ok(()),
+            other => other,
+        }
+    }
+
     /// An adopted table leaves keyclaim's catalog but keeps its CQL table
     /// and data: it belonged to someone before keyclaim.
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
@@ -314,8 +332,9 @@ impl Store for CassandraStore {
             let bind = if let Some(k) = table.primary_key.iter().position(|&p| p == i) {
                 std::mem::replace(&mut key[k], MaybeUnset::Unset)
             } else {
+                let added = table.columns[i].storage.missing.is_some();
                 match row.values.get(i).filter(|_| row.live) {
-                    Some(v) if !v.is_null() => set(column_value(table, &stmts, i, v)),
+                    Some(v) if !v.is_null() || added => set(column_value(table, &stmts, i, v)),
                     // Nothing to overwrite in a new partition: no tombstone.
                     _ => MaybeUnset::Unset,
                 }
@@ -720,7 +739,14 @@ fn intent_text(
         return Ok(None);
     };
     let stored;
-    let i = if table.cql_table.is_some() {
+    let i = if !table.plain_layout() {
+        // As stored: each value in its column's slot.
+        stored = Intent {
+            values: table.to_slots(&i.values),
+            ..Intent::clone(i)
+        };
+        &stored
+    } else if table.cql_table.is_some() {
         let values = i
             .values
             .iter()

@@ -54,7 +54,9 @@ pub struct Statements {
     keyspace: String,
     /// The consistency of reads that decide (LOCAL_SERIAL or SERIAL).
     serial: Consistency,
-    /// Keyed by table id: a recreated table (new id) gets new statements.
+    /// Keyed by table id and column layout: a recreated table (new id),
+    /// or one whose columns were added, dropped or renamed, gets new
+    /// statements.
     tables: DashMap<String, Arc<TableStatements>>,
     pub fixed: FixedStatements,
 }
@@ -133,7 +135,8 @@ impl Statements {
     /// The table's statements, prepared on first use. Two statements that
     /// race to prepare both succeed; one result is kept.
     pub async fn table(&self, def: &TableDef) -> StoreResult<Arc<TableStatements>> {
-        if let Some(hit) = self.tables.get(&def.id) {
+        let key = cache_key(def);
+        if let Some(hit) = self.tables.get(&key) {
             return Ok(hit.clone());
         }
         let RowCql {
@@ -166,7 +169,7 @@ impl Statements {
             scan_first,
             scan_after,
         });
-        self.tables.insert(def.id.clone(), stmts.clone());
+        self.tables.insert(key, stmts.clone());
         Ok(stmts)
     }
 
@@ -205,6 +208,23 @@ impl Statements {
     }
 
     pub fn forget(&self, def: &TableDef) {
-        self.tables.remove(&def.id);
+        self.tables.remove(&cache_key(def));
     }
+}
+
+/// What a table's statements depend on: its storage and its columns'.
+fn cache_key(def: &TableDef) -> String {
+    if def.plain_layout() {
+        return def.id.clone();
+    }
+    let columns: Vec<String> = (0..def.columns.len())
+        .map(|i| {
+            format!(
+                "{}:{:?}",
+                def.storage_name(i),
+                def.columns[i].storage.missing.is_some()
+            )
+        })
+        .collect();
+    format!("{}|{}", def.id, columns.join(","))
 }

@@ -205,10 +205,28 @@ impl Named<'_> {
         }
     }
 
+    /// Column `i`'s value. An added column's is a one-element tuple; no
+    /// cell means the row was stored before the column was added.
+    fn column(&self, table: &TableDef, i: usize) -> StoreResult<Value> {
+        let c = &table.columns[i];
+        let cell = self.get(table.storage_name(i));
+        match (&c.storage.missing, cell) {
+            (None, cell) => from_cql(&c.ty, cell),
+            (Some(missing), None) => Ok(missing.clone()),
+            (Some(_), Some(CqlValue::Tuple(inner))) => {
+                from_cql(&c.ty, inner.first().and_then(Option::as_ref))
+            }
+            (Some(_), Some(other)) => Err(corrupt(format!(
+                "the added column {} holds {other:?}",
+                c.name
+            ))),
+        }
+    }
+
     /// Whether this row carries a whole row partition (not just `[applied]`
     /// and the condition's columns).
     pub fn has_row(&self, table: &TableDef) -> bool {
-        self.has(LIVE) && table.columns.iter().all(|c| self.has(&c.name))
+        self.has(LIVE) && (0..table.columns.len()).all(|i| self.has(table.storage_name(i)))
     }
 
     /// The row partition this row shows, with its key bytes; None when the
@@ -222,7 +240,7 @@ impl Named<'_> {
         let mut key = Vec::with_capacity(table.primary_key.len());
         for &i in &table.primary_key {
             let c = &table.columns[i];
-            match from_cql(&c.ty, self.get(&c.name))? {
+            match from_cql(&c.ty, self.get(table.storage_name(i)))? {
                 Value::Null => return Ok(None),
                 v => key.push(v),
             }
@@ -246,16 +264,17 @@ impl Named<'_> {
             }
         }
         let intent = match self.text(INTENT)? {
-            Some(json) => Some(Box::new(
-                super::intent::from_json(&json).map_err(|e| corrupt(format!("{INTENT}: {e}")))?,
-            )),
+            Some(json) => {
+                let mut i = super::intent::from_json(&json)
+                    .map_err(|e| corrupt(format!("{INTENT}: {e}")))?;
+                i.values = table.from_slots(i.values);
+                Some(Box::new(i))
+            }
             None => None,
         };
         let values = if live {
-            table
-                .columns
-                .iter()
-                .map(|c| from_cql(&c.ty, self.get(&c.name)))
+            (0..table.columns.len())
+                .map(|i| self.column(table, i))
                 .collect::<StoreResult<_>>()?
         } else {
             Vec::new()
@@ -367,6 +386,7 @@ mod tests {
                 not_null: true,
                 default: None,
                 identity: None,
+                storage: Default::default(),
             }],
             primary_key: vec![0],
             pkey_name: "t_pkey".into(),
@@ -377,6 +397,7 @@ mod tests {
             foreign_keys: Vec::new(),
             count_limits: Vec::new(),
             checks: Vec::new(),
+            dropped_slots: 0,
             referenced_by: Vec::new(),
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];

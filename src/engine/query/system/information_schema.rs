@@ -389,7 +389,7 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
             "public",
             &t.name,
             &c.name,
-            i + 1,
+            t.attnum(i),
             default,
             yes_no(nullable),
             f.data_type,
@@ -417,7 +417,7 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
             Cell::Null,
             Cell::Null,
             Cell::Null,
-            (i + 1).to_string(),
+            t.attnum(i).to_string(),
             "NO",
             yes_no(identity.is_some()),
             identity,
@@ -447,7 +447,7 @@ fn not_nulls(t: &TableDef) -> impl Iterator<Item = (String, &str)> {
         .filter(|(_, c)| c.not_null)
         .map(move |(i, c)| {
             (
-                format!("{PUBLIC_NAMESPACE}_{rel}_{}_not_null", i + 1),
+                format!("{PUBLIC_NAMESPACE}_{rel}_{}_not_null", t.attnum(i)),
                 c.name.as_str(),
             )
         })

@@ -959,7 +959,7 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Cell>> {
             out.push(attribute(
                 rel,
                 &c.name,
-                i + 1,
+                t.attnum(i),
                 &c.ty,
                 c.not_null,
                 c.default.is_some(),
@@ -1047,7 +1047,7 @@ fn index_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
     s.indexes()
         .map(|i| {
             let n = i.columns.len();
-            let keys = list(i.columns.iter().map(|&c| c + 1));
+            let keys = list(i.columns.iter().map(|&c| i.table.attnum(c)));
             let collations = list(i.columns.iter().map(|&c| collation(&i.table.columns[c].ty)));
             row![
                 i.oid,
@@ -1106,7 +1106,7 @@ fn constraint_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
                 if c.columns.is_empty() {
                     Cell::Null
                 } else {
-                    attnums(c.columns)
+                    attnums(c.table, c.columns)
                 },
             ];
             if let Some(r) = r {
@@ -1123,9 +1123,9 @@ fn constraint_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
         .collect()
 }
 
-/// pg_constraint's attnums of columns (conkey, confkey).
-fn attnums(columns: &[usize]) -> Cell {
-    list(columns.iter().map(|&i| i + 1))
+/// pg_constraint's attnums of `t`'s columns (conkey, confkey).
+fn attnums(t: &TableDef, columns: &[usize]) -> Cell {
+    list(columns.iter().map(|&i| t.attnum(i)))
 }
 
 /// A foreign key's pg_constraint columns after conkey: confkey and the
@@ -1139,7 +1139,7 @@ fn referenced_columns(c: &Constraint<'_>, r: &Reference<'_>) -> [Cell; 4] {
         })
         .collect();
     [
-        attnums(&r.def.ref_columns),
+        attnums(r.table, &r.def.ref_columns),
         list(equalities.iter().map(|e| e.0)),
         list(equalities.iter().map(|e| e.1)),
         list(equalities.iter().map(|e| e.2)),
@@ -1154,9 +1154,9 @@ fn defaults(s: &Snapshot) -> Vec<Vec<Cell>> {
                 // a default (PostgreSQL has no pg_attrdef row for it).
                 let d = c.default.as_ref().filter(|_| c.identity.is_none())?;
                 Some(row![
-                    oids::column_default(t, i + 1),
+                    oids::column_default(t, t.attnum(i)),
                     oids::relation(t),
-                    i + 1,
+                    t.attnum(i),
                     d
                 ])
             })
@@ -1324,7 +1324,7 @@ fn dependencies(s: &Snapshot) -> Vec<Vec<Cell>> {
                 0i64,
                 oids::PG_CLASS,
                 oids::relation(t),
-                i + 1,
+                t.attnum(i),
                 kind
             ]);
         }
@@ -1348,7 +1348,11 @@ fn constraint_dependencies(c: &Constraint<'_>) -> Vec<Vec<Cell>> {
         ]
     };
     let own = oids::relation(c.table);
-    let mut out: Vec<Vec<Cell>> = c.columns.iter().map(|&i| on(own, i + 1, "a")).collect();
+    let mut out: Vec<Vec<Cell>> = c
+        .columns
+        .iter()
+        .map(|&i| on(own, c.table.attnum(i), "a"))
+        .collect();
     match &c.reference {
         // A CHECK constraint or count limit has no index.
         None if c.kind == "c" => {}
@@ -1364,7 +1368,12 @@ fn constraint_dependencies(c: &Constraint<'_>) -> Vec<Vec<Cell>> {
         Some(r) => {
             out.push(on(c.index, 0, "n"));
             let parent = oids::relation(r.table);
-            out.extend(r.def.ref_columns.iter().map(|&i| on(parent, i + 1, "n")));
+            out.extend(
+                r.def
+                    .ref_columns
+                    .iter()
+                    .map(|&i| on(parent, r.table.attnum(i), "n")),
+            );
         }
     }
     out

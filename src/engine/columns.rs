@@ -1,0 +1,452 @@
+//! ALTER TABLE's column forms: ADD COLUMN, DROP COLUMN, RENAME COLUMN and
+//! SET DATA TYPE. No row is rewritten: a stored row keeps each value in
+//! its column's slot (`catalog::layout`), so a column added reads its
+//! missing value in the rows stored before it, a dropped one leaves its
+//! slot unread, and a renamed one keeps its storage name. Each is a change
+//! of the definition, transactional in a block and seen by other proxies
+//! through the catalog epoch.
+
+use std::ops::ControlFlow;
+
+use sqlparser::ast;
+
+use super::ddl::{self, command, notice, Ddl};
+use super::Executed;
+use crate::catalog::{storage_id, store_error, ColumnDef, ColumnStorage, TableDef};
+use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::sql::alter::NewColumn;
+use crate::sql::expr::{Compiler, Env, EvalCtx, Params, Scope};
+use crate::sql::plan::ident;
+use crate::types::{SqlType, Value};
+
+fn no_such_column(t: &TableDef, column: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::UNDEFINED_COLUMN,
+        format!(
+            "column \"{column}\" of relation \"{}\" does not exist",
+            t.name
+        ),
+    )
+}
+
+fn column_exists(t: &TableDef, column: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::DUPLICATE_COLUMN,
+        format!(
+            "column \"{column}\" of relation \"{}\" already exists",
+            t.name
+        ),
+    )
+}
+
+/// ADD COLUMN: the store makes room for it (a CQL column), then the
+/// definition gets it. The rows already there read its DEFAULT, computed
+/// once (PostgreSQL's attmissingval), or NULL; where that breaks its NOT
+/// NULL or a CHECK, the rows are looked at as for ADD CONSTRAINT.
+pub async fn add_column(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    new: &NewColumn,
+    env: &dyn Env,
+) -> SqlResult<Executed> {
+    if table.cql_table.is_some() {
+        return Err(SqlError::unsupported(
+            "ALTER TABLE ... ADD COLUMN on an adopted table is not supported",
+            "add the column to the CQL table and to [[store.adopt]], then restart",
+        ));
+    }
+    if table.column_index(&new.name).is_some() {
+        if new.if_not_exists {
+            let skip = format!(
+                "column \"{}\" of relation \"{}\" already exists, skipping",
+                new.name, table.name
+            );
+            return Ok(command(
+                "ALTER TABLE",
+                vec![notice(sqlstate::DUPLICATE_COLUMN, skip)],
+            ));
+        }
+        return Err(column_exists(table, &new.name));
+    }
+    let missing = missing_value(new, env)?;
+    let column = ColumnDef {
+        name: new.name.clone(),
+        ty: new.ty.clone(),
+        not_null: new.not_null,
+        default: new.default.as_ref().map(ToString::to_string),
+        identity: None,
+        storage: ColumnStorage {
+            slot: None,
+            missing: Some(missing.clone()),
+            name: Some(storage_id(&new.name)),
+        },
+    };
+    let mut with = table.clone();
+    push_column(&mut with, column.clone());
+    let i = with.columns.len() - 1;
+    let taken: Vec<String> = with.constraint_names().map(str::to_owned).collect();
+    let mut checks = Vec::new();
+    for (name, expr) in &new.checks {
+        let taken = taken.iter().map(String::as_str).chain(
+            checks
+                .iter()
+                .map(|c: &crate::catalog::CheckDef| c.name.as_str()),
+        );
+        checks.push(crate::sql::check::declare(
+            &with,
+            name.clone(),
+            expr,
+            true,
+            taken,
+        )?);
+    }
+    with.checks.extend(checks.iter().cloned());
+    ddl.store.add_column(&with, i).await.map_err(store_error)?;
+    let edit = |next: &mut TableDef, add: bool| {
+        next.columns.retain(|c| c.name != column.name);
+        next.checks
+            .retain(|c| !checks.iter().any(|k| k.name == c.name));
+        if add {
+            push_column(next, column.clone());
+            next.checks.extend(checks.iter().cloned());
+        }
+    };
+    // What the rows there read must satisfy it: NOT NULL, and the CHECKs
+    // on a row holding only the missing value (else on every row).
+    let mut lone = vec![Value::Null; with.columns.len()];
+    lone[i] = missing.clone();
+    let breaks_not_null = new.not_null && missing.is_null();
+    let row_dependent = checks.iter().any(|c| c.columns != [i]);
+    let lone_fails = crate::sql::check::Checks::compile(&with)?
+        .verify(&with, &lone, env)
+        .is_err();
+    if !breaks_not_null && !row_dependent && !lone_fails {
+        ddl.change(&table.name, |current| {
+            let mut next =
+                TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+            edit(&mut next, true);
+            Ok(Some(next))
+        })
+        .await?;
+        return Ok(command("ALTER TABLE", Vec::new()));
+    }
+    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD COLUMN").await?;
+    let checks = &checks;
+    ddl.publish_checked(&table.name, edit, |published| async move {
+        if breaks_not_null
+            && super::alter::any_row(ddl, &published, "checking NOT NULL", |_| Ok(true)).await?
+        {
+            return Err(SqlError::new(
+                sqlstate::NOT_NULL_VIOLATION,
+                format!(
+                    "column \"{}\" of relation \"{}\" contains null values",
+                    new.name, table.name
+                ),
+            )
+            .with_table(&table.name)
+            .with_column(new.name.clone()));
+        }
+        for c in checks {
+            super::alter::violations(ddl, published.clone(), &c.name, env).await?;
+        }
+        Ok(())
+    })
+    .await?;
+    Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// The column appended, in the next slot no column ever had.
+fn push_column(t: &mut TableDef, mut column: ColumnDef) {
+    let slot = t.slot_count();
+    if slot != t.columns.len() {
+        column.storage.slot = Some(slot as u32);
+    }
+    t.columns.push(column);
+}
+
+/// The value the rows there read: the DEFAULT, computed once, as
+/// PostgreSQL computes a non-volatile one; a volatile one would differ
+/// per row, which only a rewrite gives.
+fn missing_value(new: &NewColumn, env: &dyn Env) -> SqlResult<Value> {
+    let Some(default) = &new.default else {
+        return Ok(Value::Null);
+    };
+    let volatile = ast::visit_expressions(default, |e| match e {
+        ast::Expr::Function(f)
+            if [
+                "gen_random_uuid",
+                "nextval",
+                "random",
+                "clock_timestamp",
+                "uuid_generate_v4",
+            ]
+            .contains(&f.name.to_string().to_lowercase().as_str()) =>
+        {
+            ControlFlow::Break(())
+        }
+        _ => ControlFlow::Continue(()),
+    });
+    if volatile.is_break() {
+        return Err(SqlError::unsupported(
+            format!(
+                "ALTER TABLE ... ADD COLUMN with the volatile DEFAULT {default} is not supported"
+            ),
+            "add the column without it, then SET DEFAULT, and fill the rows there with UPDATE",
+        ));
+    }
+    let mut params = Params::default();
+    let expr = Compiler {
+        scope: Scope {
+            table: None,
+            qualifier: None,
+            excluded: false,
+        },
+        params: &mut params,
+    }
+    .compile(default)?;
+    let v = expr.eval(&EvalCtx {
+        row: None,
+        excluded: None,
+        params: &[],
+        env,
+    })?;
+    v.cast_to(&new.ty)
+}
+
+/// DROP COLUMN, with the UNIQUE constraints, indexes, foreign keys, count
+/// limits and CHECK constraints that use it, as PostgreSQL drops them;
+/// while another table's foreign key references it, refused (2BP01), or
+/// with CASCADE that foreign key is dropped too. The
+/// columns after it keep their slots; every column number in the table's
+/// definition, and in the foreign keys that reference the table, moves
+/// down by one.
+pub async fn drop_column(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    column: &str,
+    if_exists: bool,
+    cascade: bool,
+) -> SqlResult<Executed> {
+    let Some(i) = table.column_index(column) else {
+        if if_exists {
+            let skip = format!(
+                "column \"{column}\" of relation \"{}\" does not exist, skipping",
+                table.name
+            );
+            return Ok(command("ALTER TABLE", vec![notice("00000", skip)]));
+        }
+        return Err(no_such_column(table, column));
+    };
+    if table.primary_key.contains(&i) {
+        return Err(SqlError::unsupported(
+            "dropping a primary key column is not supported",
+            "keyclaim keys every row by its primary key; create a new table with the key you want and copy the rows",
+        ));
+    }
+    // Other tables' foreign keys on the column: (table, constraint).
+    let mut dependents: Vec<(String, String)> = Vec::new();
+    for inbound in table
+        .referenced_by
+        .iter()
+        .filter(|b| b.columns.contains(&i))
+    {
+        let Some(child) = ddl.settled(&inbound.table).await? else {
+            continue;
+        };
+        if child
+            .foreign_key(&inbound.constraint)
+            .is_some_and(|fk| fk.ref_table == table.name && fk.ref_columns.contains(&i))
+            && child.name != table.name
+        {
+            dependents.push((child.name.clone(), inbound.constraint.clone()));
+        }
+    }
+    let mut notices = Vec::new();
+    if cascade {
+        for (child, constraint) in &dependents {
+            notices.push(notice(
+                "00000",
+                format!("drop cascades to constraint {constraint} on table {child}"),
+            ));
+        }
+    } else if !dependents.is_empty() {
+        let detail: Vec<String> = dependents
+            .iter()
+            .map(|(child, constraint)| {
+                format!(
+                    "constraint {constraint} on table {child} depends on column {column} of table {}",
+                    table.name
+                )
+            })
+            .collect();
+        return Err(SqlError::new(
+            "2BP01",
+            format!(
+                "cannot drop column {column} of table {} because other objects depend on it",
+                table.name
+            ),
+        )
+        .with_detail(detail.join("\n"))
+        .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
+    }
+    let owned = super::sequence::owned_sequence(&table.columns[i]);
+    ddl.change(&table.name, |current| {
+        let mut next =
+            TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+        let i = next
+            .column_index(column)
+            .ok_or_else(|| no_such_column(&next, column))?;
+        without_column(&mut next, i);
+        Ok(Some(next))
+    })
+    .await?;
+    // The tables whose foreign keys reference this one number its columns.
+    let children: Vec<String> = table
+        .referenced_by
+        .iter()
+        .map(|b| b.table.clone())
+        .filter(|c| *c != table.name)
+        .collect();
+    for child in children {
+        ddl.change(&child, |current| {
+            let Some(current) = current else {
+                return Ok(None);
+            };
+            let mut next = TableDef::clone(current);
+            next.foreign_keys.retain(|f| {
+                !(f.ref_table == table.name
+                    && dependents
+                        .iter()
+                        .any(|(c, k)| *c == current.name && *k == f.name))
+            });
+            for fk in next
+                .foreign_keys
+                .iter_mut()
+                .filter(|f| f.ref_table == table.name)
+            {
+                renumber(&mut fk.ref_columns, i);
+            }
+            Ok(Some(next))
+        })
+        .await?;
+    }
+    if let Some(seq) = owned {
+        if ddl
+            .lookup(&seq)
+            .await?
+            .is_some_and(|d| d.sequence.is_some())
+        {
+            ddl.change(&seq, |_| Ok(None)).await?;
+        }
+    }
+    Ok(command("ALTER TABLE", notices))
+}
+
+/// Column `i` out of the definition, with what uses it.
+fn without_column(t: &mut TableDef, i: usize) {
+    let slots: Vec<usize> = (0..t.columns.len()).map(|j| t.slot(j)).collect();
+    t.dropped_slots = t.slot_count() as u32;
+    t.columns.remove(i);
+    for (j, c) in t.columns.iter_mut().enumerate() {
+        let slot = slots[if j < i { j } else { j + 1 }];
+        c.storage.slot = (slot != j).then_some(slot as u32);
+    }
+    t.uniques.retain(|u| !u.columns.contains(&i));
+    t.indexes.retain(|x| !x.columns.contains(&i));
+    t.foreign_keys.retain(|f| !f.columns.contains(&i));
+    t.count_limits.retain(|l| !l.columns.contains(&i));
+    t.checks.retain(|c| !c.columns.contains(&i));
+    let name = t.name.clone();
+    renumber(&mut t.primary_key, i);
+    for u in &mut t.uniques {
+        renumber(&mut u.columns, i);
+    }
+    for x in &mut t.indexes {
+        renumber(&mut x.columns, i);
+    }
+    for f in &mut t.foreign_keys {
+        renumber(&mut f.columns, i);
+        if f.ref_table == name {
+            renumber(&mut f.ref_columns, i);
+        }
+    }
+    for l in &mut t.count_limits {
+        renumber(&mut l.columns, i);
+    }
+    for c in &mut t.checks {
+        renumber(&mut c.columns, i);
+    }
+    t.referenced_by.retain(|b| !b.columns.contains(&i));
+    for b in &mut t.referenced_by {
+        renumber(&mut b.columns, i);
+    }
+}
+
+/// Column numbers after the dropped column `i` move down by one.
+fn renumber(columns: &mut [usize], i: usize) {
+    for c in columns.iter_mut().filter(|c| **c > i) {
+        *c -= 1;
+    }
+}
+
+/// RENAME COLUMN: the definition's name changes, the stored one stays;
+/// CHECK expressions that name it are rewritten.
+pub fn rename_column(next: &mut TableDef, from: &str, to: &str) -> SqlResult<()> {
+    let i = next
+        .column_index(from)
+        .ok_or_else(|| SqlError::undefined_column(from))?;
+    if next.column_index(to).is_some() {
+        return Err(column_exists(next, to));
+    }
+    let c = &mut next.columns[i];
+    if c.storage.name.is_none() {
+        c.storage.name = Some(c.name.clone());
+    }
+    c.name = to.to_owned();
+    for check in next.checks.iter_mut().filter(|k| k.columns.contains(&i)) {
+        let mut expr = crate::sql::parse_expr(&check.expr)?;
+        let _ = ast::visit_expressions_mut(&mut expr, |e| {
+            let id = match e {
+                ast::Expr::Identifier(id) => Some(id),
+                ast::Expr::CompoundIdentifier(parts) => parts.last_mut(),
+                _ => None,
+            };
+            if let Some(id) = id.filter(|id| ident(id) == from) {
+                *id = ast::Ident::new(to);
+                if crate::catalog::naming::quote_ident(to) != to {
+                    id.quote_style = Some('"');
+                }
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        check.expr = expr.to_string();
+    }
+    Ok(())
+}
+
+/// SET DATA TYPE where every stored value already fits the new type and
+/// is kept the same way: a varchar made longer or unbounded, or text.
+pub fn set_type(next: &mut TableDef, column: &str, ty: &SqlType) -> SqlResult<()> {
+    let i = next
+        .column_index(column)
+        .ok_or_else(|| no_such_column(next, column))?;
+    let from = &next.columns[i].ty;
+    let fits = from == ty
+        || match (from, ty) {
+            (SqlType::Varchar(Some(n)), SqlType::Varchar(Some(m))) => m >= n,
+            (SqlType::Varchar(_) | SqlType::Text, SqlType::Varchar(None) | SqlType::Text) => true,
+            _ => false,
+        };
+    if !fits {
+        return Err(SqlError::unsupported(
+            format!(
+                "ALTER COLUMN ... TYPE from {} to {} is not supported",
+                from.pg_name(),
+                ty.pg_name()
+            ),
+            "keyclaim changes a column's type only where every stored value already fits (a longer varchar, or text); add a column of the new type, copy with UPDATE, then drop the old one",
+        ));
+    }
+    next.columns[i].ty = ty.clone();
+    Ok(())
+}
