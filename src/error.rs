@@ -70,6 +70,9 @@ pub struct SqlError {
     pub datatype: Option<String>,
     /// 1-based character position in the query text, for the client's cursor.
     pub position: Option<u32>,
+    /// Where it happened, beyond the statement (PostgreSQL's CONTEXT:
+    /// `COPY t, line 3, column n: "x"`).
+    pub context: Option<String>,
     /// Where in the query text the error is, until `locate` turns it into
     /// a `position` against that text.
     pub location: Option<Place>,
@@ -107,6 +110,11 @@ impl SqlError {
 
     pub fn with_detail(mut self, detail: impl Into<String>) -> Self {
         self.detail = Some(detail.into());
+        self
+    }
+
+    pub fn with_context(mut self, context: impl Into<String>) -> Self {
+        self.context = Some(context.into());
         self
     }
 

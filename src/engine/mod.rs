@@ -332,6 +332,12 @@ impl Engine {
     /// Parse and plan every statement in `sql`, outside any transaction.
     /// `hints` are the parameter types the client sent in Parse (None where
     /// it sent 0 / unspecified).
+    /// Table `name` as transaction `own` sees it (COPY resolves its
+    /// columns with it).
+    pub async fn table(&self, name: &str, own: Option<TxnId>) -> SqlResult<Option<Arc<TableDef>>> {
+        self.inner.catalog.lookup(name, own).await
+    }
+
     pub async fn prepare(&self, sql: &str, hints: &[Option<SqlType>]) -> SqlResult<Vec<Prepared>> {
         self.prepare_in(sql, hints, None).await
     }

@@ -2,6 +2,7 @@
 //! of operations, and evaluate expressions.
 pub mod alter;
 pub mod check;
+pub mod copy;
 pub mod ddl;
 pub mod expr;
 pub mod locking;

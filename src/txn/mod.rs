@@ -334,7 +334,7 @@ impl Block {
     }
 }
 
-fn in_failed_block() -> SqlError {
+pub(crate) fn in_failed_block() -> SqlError {
     SqlError::new(
         sqlstate::IN_FAILED_TRANSACTION,
         "current transaction is aborted, commands ignored until end of transaction block",

@@ -21,6 +21,7 @@ pub(crate) fn error_info(e: &SqlError) -> ErrorInfo {
     info.constraint = e.constraint.clone();
     info.datatype = e.datatype.clone();
     info.position = e.position.map(|p| p.to_string());
+    info.where_context = e.context.clone();
     info
 }
 

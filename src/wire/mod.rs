@@ -18,6 +18,7 @@
 //! - `utf8`: invalid UTF-8 in query text, seen on the raw bytes (22021).
 
 mod auth;
+mod copy;
 mod encode;
 mod errors;
 mod extended;
@@ -101,6 +102,7 @@ impl Service {
             refused,
             session: tokio::sync::Mutex::new(Session::default()),
             reported: parking_lot::Mutex::new(BTreeMap::new()),
+            copy_in: tokio::sync::Mutex::new(None),
             cancel: OnceLock::new(),
             busy,
         });
@@ -145,6 +147,8 @@ pub(crate) struct Connection {
     /// the guard unregisters it when the connection ends.
     cancel: OnceLock<(Arc<ConnectionHandle>, ConnectionGuard)>,
     busy: watch::Sender<bool>,
+    /// A COPY FROM STDIN under way (`wire::copy`).
+    copy_in: tokio::sync::Mutex<Option<copy::CopyIn>>,
 }
 
 /// A connection that ends inside a block rolls its transaction back, as
@@ -229,6 +233,10 @@ impl PgWireServerHandlers for ConnectionHandlers {
     }
 
     fn error_handler(&self) -> Arc<impl ErrorHandler> {
+        self.connection.clone()
+    }
+
+    fn copy_handler(&self) -> Arc<impl pgwire::api::copy::CopyHandler> {
         self.connection.clone()
     }
 

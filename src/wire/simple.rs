@@ -51,6 +51,11 @@ impl SimpleQueryHandler for Connection {
         let _busy = self.busy();
         client.set_state(PgWireConnectionState::QueryInProgress);
         let done = self.do_query(client, &query.query).await;
+        // A COPY FROM STDIN now reads CopyData; its end sends
+        // ReadyForQuery (`wire::copy`).
+        if matches!(client.state(), PgWireConnectionState::CopyInProgress(_)) {
+            return done.map(|_| ());
+        }
         client.set_state(PgWireConnectionState::ReadyForQuery);
         done?;
         let status = self.transaction_status().await;
@@ -88,7 +93,20 @@ impl SimpleQueryHandler for Connection {
                     ))
                     .await?;
             }
-            for statement in statements {
+            let count = statements.len();
+            for (n, statement) in statements.into_iter().enumerate() {
+                if matches!(statement, sqlparser::ast::Statement::Copy { .. }) {
+                    if n + 1 < count {
+                        return Err(to_pgwire(crate::error::SqlError::unsupported(
+                            "COPY followed by other statements in one query is not supported",
+                            "send the COPY as a query of its own",
+                        )));
+                    }
+                    let plan = crate::sql::copy::copy_from(&statement)?;
+                    // Boxed: a rare statement's state stays out of every
+                    // query's future.
+                    return Box::pin(self.start_copy(client, plan)).await;
+                }
                 // statement_timeout applies to each statement on its own, and
                 // is read as the statements before it left it.
                 let interrupt = self.interrupt(cancel.clone()).await;

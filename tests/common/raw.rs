@@ -60,6 +60,14 @@ impl Reply {
         })
     }
 
+    /// Field `key` of the first ErrorResponse (`W`: CONTEXT).
+    pub fn error_field(&self, key: char) -> Option<String> {
+        self.messages.iter().find_map(|m| match m {
+            Msg::Error(f) => f.get(&key).cloned(),
+            _ => None,
+        })
+    }
+
     fn fields(&self, pick: impl Fn(&Msg) -> Option<&Fields>) -> Vec<(String, String)> {
         self.messages
             .iter()
@@ -246,7 +254,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> RawClient<S> {
         reply
     }
 
-    async fn read_message(&mut self) -> Option<Msg> {
+    pub async fn read_message(&mut self) -> Option<Msg> {
         while self.buf.len() < 5 || self.buf.len() < 1 + frame_len(&self.buf) {
             if self.stream.read_buf(&mut self.buf).await.ok()? == 0 {
                 return None;
