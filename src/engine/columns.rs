@@ -101,14 +101,43 @@ pub async fn add_column(
         )?);
     }
     with.checks.extend(checks.iter().cloned());
+    // REFERENCES: every row there holds NULL, which references nothing,
+    // so the foreign key holds for them; the referenced table points back
+    // at it first, as for a table created with one.
+    let fk = match &new.references {
+        None => None,
+        Some(_) if !missing.is_null() => {
+            return Err(SqlError::unsupported(
+                "ALTER TABLE ... ADD COLUMN with REFERENCES and a DEFAULT is not supported",
+                "add the column, then the foreign key with ALTER TABLE ... ADD CONSTRAINT",
+            ))
+        }
+        Some(declared) => {
+            ddl::define_foreign_keys(ddl, &mut with, std::slice::from_ref(declared)).await?;
+            let fk = with.foreign_keys.last().cloned().expect("defined");
+            ddl::point_back_all(ddl, &with).await?;
+            ddl.everyone_knows().await?;
+            Some(fk)
+        }
+    };
     ddl.store.add_column(&with, i).await.map_err(store_error)?;
     let edit = |next: &mut TableDef, add: bool| {
         next.columns.retain(|c| c.name != column.name);
         next.checks
             .retain(|c| !checks.iter().any(|k| k.name == c.name));
+        if let Some(fk) = &fk {
+            next.foreign_keys.retain(|f| f.name != fk.name);
+            next.referenced_by.retain(|b| *b != fk.inbound(&table.name));
+        }
         if add {
             push_column(next, column.clone());
             next.checks.extend(checks.iter().cloned());
+            if let Some(fk) = &fk {
+                next.foreign_keys.push(fk.clone());
+                if fk.ref_table == table.name {
+                    next.referenced_by.push(fk.inbound(&table.name));
+                }
+            }
         }
     };
     // What the rows there read must satisfy it: NOT NULL, and the CHECKs

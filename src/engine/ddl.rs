@@ -535,7 +535,7 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
 
 /// Give `def` (a table being created) the foreign keys `declared`,
 /// resolved against the tables they reference (itself included).
-async fn define_foreign_keys(
+pub(super) async fn define_foreign_keys(
     ddl: &Ddl<'_>,
     def: &mut TableDef,
     declared: &[DeclaredForeignKey],
@@ -571,7 +571,7 @@ pub(super) fn constraint_exists(name: &str, table: &str) -> SqlError {
 
 /// Point each table `def`'s foreign keys reference (other than itself)
 /// back at them.
-async fn point_back_all(ddl: &Ddl<'_>, def: &TableDef) -> SqlResult<()> {
+pub(super) async fn point_back_all(ddl: &Ddl<'_>, def: &TableDef) -> SqlResult<()> {
     for fk in def.foreign_keys.iter().filter(|f| f.ref_table != def.name) {
         ddl.point_back(&fk.ref_table, &fk.inbound(&def.name))
             .await?;

@@ -87,6 +87,9 @@ pub struct NewColumn {
     pub if_not_exists: bool,
     /// Its column CHECK constraints (name, expression).
     pub checks: Vec<(Option<String>, ast::Expr)>,
+    /// REFERENCES: a foreign key on it (what Django's AddField of a
+    /// ForeignKey sends).
+    pub references: Option<super::ddl::DeclaredForeignKey>,
 }
 
 impl AlterOp {
@@ -125,6 +128,7 @@ fn new_column(c: &ast::ColumnDef, if_not_exists: bool) -> SqlResult<NewColumn> {
         default: None,
         if_not_exists,
         checks: Vec::new(),
+        references: None,
     };
     for opt in &c.options {
         match &opt.option {
@@ -133,6 +137,13 @@ fn new_column(c: &ast::ColumnDef, if_not_exists: bool) -> SqlResult<NewColumn> {
             ast::ColumnOption::Default(e) => {
                 check_default(e)?;
                 out.default = Some(e.clone());
+            }
+            ast::ColumnOption::ForeignKey(fk) if out.references.is_none() => {
+                out.references = Some(super::ddl::foreign_key(
+                    fk,
+                    opt.name.as_ref().map(ident),
+                    vec![out.name.clone()],
+                )?)
             }
             ast::ColumnOption::Check(k) => out.checks.push((
                 k.name.as_ref().or(opt.name.as_ref()).map(ident),

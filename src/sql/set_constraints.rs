@@ -18,7 +18,30 @@ fn is_word(t: &Token, k: Keyword) -> bool {
     matches!(t, Token::Word(w) if w.keyword == k)
 }
 
+/// Each statement of the query string on its own: Django sends `ALTER
+/// TABLE ... ADD COLUMN ... REFERENCES ...; SET CONSTRAINTS "name"
+/// IMMEDIATE` as one string.
 pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens
+        .iter()
+        .any(|t| matches!(&t.token, Token::Word(w) if w.value.eq_ignore_ascii_case("constraints")))
+    {
+        return tokens;
+    }
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut statement = Vec::new();
+    for t in tokens {
+        let end = matches!(t.token, Token::SemiColon);
+        statement.push(t);
+        if end {
+            out.extend(rewrite_statement(std::mem::take(&mut statement)));
+        }
+    }
+    out.extend(rewrite_statement(statement));
+    out
+}
+
+fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let solid: Vec<usize> = (0..tokens.len())
         .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
         .collect();
@@ -131,6 +154,17 @@ mod tests {
             planned("SET CONSTRAINTS a, public.\"B\" DEFERRED"),
             (Some(vec!["a".into(), "B".into()]), true)
         );
+        // After another statement in the same string, as Django sends it.
+        let both =
+            crate::sql::parse("ALTER TABLE t DROP COLUMN c; SET CONSTRAINTS \"k\" IMMEDIATE")
+                .unwrap();
+        assert!(matches!(
+            Utility::plan(&both[1]),
+            Some(Ok(Utility::Set(SetPlan::Constraints {
+                deferred: false,
+                ..
+            })))
+        ));
         assert!(crate::sql::parse("SET CONSTRAINTS ALL LATER").is_err());
         assert!(crate::sql::parse("SET CONSTRAINTS IMMEDIATE").is_err());
     }

@@ -193,13 +193,27 @@ def main() -> None:
             stock_rows("sku, location, note"),
         )
 
-    @step("migrate stock (PositiveIntegerField CHECK, AlterField max_length)")
+    @step("migrate stock (PositiveIntegerField CHECK, AlterField max_length, AddField ForeignKey)")
     def _():
         done = migrate("stock")
-        from stock.models import StockLevel
+        from stock.models import StockLevel, Supplier
 
         long = StockLevel.objects.create(sku="x" * 35, quantity=1)
-        return done, stock_columns(), len(long.sku)
+        acme = Supplier.objects.create(name="acme")
+        StockLevel.objects.filter(sku="pre").update(supplier=acme)
+        try:
+            with transaction.atomic():
+                StockLevel.objects.filter(sku="pre2").update(supplier_id=424242)
+        except IntegrityError as e:
+            refused = describe_error(e)
+        acme.delete()  # on_delete=SET_NULL
+        return (
+            done,
+            stock_columns(),
+            len(long.sku),
+            refused,
+            stock_rows("sku, supplier_id"),
+        )
 
     @step("CHECK constraint enforced")
     def _():

@@ -73,3 +73,23 @@ INSERT INTO chi VALUES (2, 'b');
 DELETE FROM par WHERE id = 1;
 SELECT conname, conkey, confkey FROM pg_constraint WHERE conrelid = 'chi'::regclass ORDER BY conname;
 DROP TABLE chi, par, vc, ac;
+-- ADD COLUMN ... REFERENCES (Django's AddField of a ForeignKey): the rows
+-- there hold NULL, so the key holds for them; enforced from then on.
+CREATE TABLE au (id int PRIMARY KEY, name text UNIQUE);
+CREATE TABLE bk (id int PRIMARY KEY, title text);
+INSERT INTO au VALUES (1, 'ann');
+INSERT INTO bk VALUES (1, 'b1'), (2, 'b2');
+ALTER TABLE bk ADD COLUMN author_id int NULL CONSTRAINT bk_author_fk REFERENCES au (id) DEFERRABLE INITIALLY DEFERRED;
+ALTER TABLE bk ADD COLUMN author_name text REFERENCES au (name);
+ALTER TABLE bk ADD COLUMN parent_id int REFERENCES bk;
+SELECT conname, contype, conkey, confkey, condeferrable, condeferred FROM pg_constraint WHERE conrelid = 'bk'::regclass ORDER BY conname;
+UPDATE bk SET author_id = 1, author_name = 'ann', parent_id = 2 WHERE id = 1;
+UPDATE bk SET author_name = 'bob' WHERE id = 2;
+UPDATE bk SET parent_id = 9 WHERE id = 2;
+BEGIN;
+UPDATE bk SET author_id = 5 WHERE id = 2;
+COMMIT;
+DELETE FROM au WHERE id = 1;
+SELECT * FROM bk ORDER BY id;
+\d bk
+DROP TABLE bk, au;

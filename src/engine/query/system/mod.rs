@@ -341,32 +341,34 @@ fn constraints_of<'a>(s: &'a Snapshot, t: &'a TableDef) -> Vec<Constraint<'a>> {
             check: None,
         })
     });
-    // A count limit shows as a CHECK constraint, as the nearest kind
-    // PostgreSQL has: `\d` lists it under "Check constraints:".
-    let limits = t.count_limits.iter().map(|l| Constraint {
-        oid: oids::count_limit(t, &l.name),
-        name: &l.name,
+    // A CHECK constraint, or a count limit, which shows as one: the
+    // nearest kind PostgreSQL has (`\d` lists it under "Check
+    // constraints:").
+    let check_kind = |oid, name, columns, limit, check| Constraint {
+        oid,
+        name,
         table: t,
-        columns: &l.columns,
+        columns,
         kind: "c",
         index: 0,
         nulls_not_distinct: false,
         reference: None,
-        limit: Some(l),
-        check: None,
+        limit,
+        check,
+    };
+    let limits = t.count_limits.iter().map(|l| {
+        check_kind(
+            oids::count_limit(t, &l.name),
+            &l.name,
+            &l.columns,
+            Some(l),
+            None,
+        )
     });
-    let checks = t.checks.iter().map(|c| Constraint {
-        oid: oids::check(t, &c.name),
-        name: &c.name,
-        table: t,
-        columns: &c.columns,
-        kind: "c",
-        index: 0,
-        nulls_not_distinct: false,
-        reference: None,
-        limit: None,
-        check: Some(c),
-    });
+    let checks = t
+        .checks
+        .iter()
+        .map(|c| check_kind(oids::check(t, &c.name), &c.name, &c.columns, None, Some(c)));
     keys.chain(foreign).chain(limits).chain(checks).collect()
 }
 
