@@ -189,6 +189,28 @@ async fn an_adopted_table_is_served_and_constrained() {
         .await
         .unwrap();
 
+    // Its storage is the CQL table: TRUNCATE (which points a table at
+    // fresh storage) and column changes are refused, and leave it whole.
+    for sql in [
+        "TRUNCATE users",
+        "ALTER TABLE users ADD COLUMN extra int",
+        "ALTER TABLE users DROP COLUMN handle",
+        "ALTER TABLE users RENAME COLUMN handle TO nick",
+    ] {
+        let e = client.batch_execute(sql).await.unwrap_err();
+        assert_eq!(
+            e.as_db_error().unwrap().code(),
+            &SqlState::FEATURE_NOT_SUPPORTED,
+            "{sql}"
+        );
+    }
+    let n: i64 = client
+        .query_one("SELECT count(*) FROM users", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(n, 4);
+
     // DROP TABLE forgets the adoption but leaves the CQL table and its data.
     client.batch_execute("DROP TABLE users").await.unwrap();
     let left = cql

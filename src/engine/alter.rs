@@ -39,6 +39,22 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
     if table.sequence.is_some() {
         return Err(SqlError::new("42809", format!("\"{name}\" is not a table")));
     }
+    let changes_columns = plan.ops.iter().any(|op| {
+        matches!(
+            op,
+            AlterOp::AddColumn(_)
+                | AlterOp::DropColumn { .. }
+                | AlterOp::RenameColumn { .. }
+                | AlterOp::SetType { .. }
+        )
+    });
+    if changes_columns && table.cql_table.is_some() {
+        // Its columns are the CQL table's, which keyclaim did not create.
+        return Err(SqlError::unsupported(
+            format!("changing the columns of the adopted table \"{name}\" is not supported"),
+            "change the CQL table and its [[store.adopt]] entry, then restart the proxies",
+        ));
+    }
     match plan.ops.as_slice() {
         [AlterOp::AddUnique {
             name: given,

@@ -49,12 +49,6 @@ pub async fn add_column(
     new: &NewColumn,
     env: &dyn Env,
 ) -> SqlResult<Executed> {
-    if table.cql_table.is_some() {
-        return Err(SqlError::unsupported(
-            "ALTER TABLE ... ADD COLUMN on an adopted table is not supported",
-            "add the column to the CQL table and to [[store.adopt]], then restart",
-        ));
-    }
     if table.column_index(&new.name).is_some() {
         if new.if_not_exists {
             let skip = format!(

@@ -54,6 +54,14 @@ async fn named_tables(ddl: &Ddl<'_>, names: &[String]) -> SqlResult<Vec<Arc<Tabl
                 format!("\"{name}\" is not a table"),
             ));
         }
+        if t.cql_table.is_some() {
+            // Its rows are in a CQL table keyclaim did not create, which
+            // fresh storage would not empty.
+            return Err(SqlError::unsupported(
+                format!("TRUNCATE of the adopted table \"{name}\" is not supported"),
+                "truncate the CQL table itself (cqlsh TRUNCATE), then restart the proxies",
+            ));
+        }
         if !tables.iter().any(|x| x.name == t.name) {
             tables.push(t);
         }
