@@ -7,8 +7,9 @@
 //! - [`server`]: TCP listener, connection limit, TLS, graceful shutdown.
 //! - [`wire`]: each connection's message loop (pgwire's, with a guard that
 //!   finds invalid UTF-8 in the raw bytes), pgwire handlers (startup and
-//!   auth, simple and extended query), parameter decoding, row encoding, and
-//!   the one place errors become ErrorResponses.
+//!   auth, simple and extended query, COPY FROM STDIN in `wire::copy`),
+//!   parameter decoding, row encoding, and the one place errors become
+//!   ErrorResponses.
 //! - [`session`]: one connection's settings and transaction block; session
 //!   statements (SET, SHOW, BEGIN, COMMIT, SAVEPOINT, DISCARD, DEALLOCATE)
 //!   as typed plans in `session::utility`; the advisory locks it holds,
@@ -49,7 +50,8 @@
 //!   column each result column is, for RowDescription (`query::origins`),
 //!   and pg_catalog / information_schema with the catalog functions,
 //!   built per execution from a snapshot of the catalog (`query::system`).
-//! - [`sql`]: parsing, planning, expression evaluation.
+//! - [`sql`]: parsing, planning, expression evaluation; `sql::copy` reads
+//!   COPY's options and its text and CSV formats.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen
