@@ -140,8 +140,14 @@ pub async fn add_column(
     lone[i] = missing.clone();
     let breaks_not_null = new.not_null && missing.is_null();
     let row_dependent = checks.iter().any(|c| c.columns != [i]);
-    let lone_fails = crate::sql::check::Checks::compile(&with)?
-        .verify(&with, &lone, env)
+    // Only the column's own CHECKs: the table's others hold for its rows
+    // already, and would not on a row of NULLs.
+    let own = TableDef {
+        checks: checks.clone(),
+        ..with.clone()
+    };
+    let lone_fails = crate::sql::check::Checks::compile(&own)?
+        .verify(&own, &lone, env)
         .is_err();
     if !breaks_not_null && !row_dependent && !lone_fails {
         ddl.change(&table.name, |current| {

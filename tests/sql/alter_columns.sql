@@ -93,3 +93,11 @@ DELETE FROM au WHERE id = 1;
 SELECT * FROM bk ORDER BY id;
 \d bk
 DROP TABLE bk, au;
+-- The table's own CHECKs do not stop an ADD COLUMN in a block.
+CREATE TABLE ak (id int PRIMARY KEY, a int CHECK (a IS NOT NULL));
+INSERT INTO ak VALUES (1, 1);
+BEGIN;
+ALTER TABLE ak ADD COLUMN b int DEFAULT 5 CHECK (b > 0);
+SELECT * FROM ak;
+COMMIT;
+DROP TABLE ak;
