@@ -17,6 +17,17 @@ use crate::sql::ddl::Truncate;
 pub async fn truncate(ddl: &Ddl<'_>, plan: &Truncate) -> SqlResult<Executed> {
     let mut tables = named_tables(ddl, &plan.names).await?;
     let notices = referencing_tables(ddl, &mut tables, plan.cascade).await?;
+    // Its rows are in a CQL table keyclaim did not create, which fresh
+    // storage would not empty (a table CASCADE reaches included).
+    if let Some(t) = tables.iter().find(|t| t.cql_table.is_some()) {
+        return Err(SqlError::unsupported(
+            format!(
+                "TRUNCATE of the adopted table \"{}\" is not supported",
+                t.name
+            ),
+            "truncate the CQL table itself (cqlsh TRUNCATE), then restart the proxies",
+        ));
+    }
     for t in &tables {
         empty(ddl, t).await?;
     }
@@ -52,14 +63,6 @@ async fn named_tables(ddl: &Ddl<'_>, names: &[String]) -> SqlResult<Vec<Arc<Tabl
             return Err(SqlError::new(
                 sqlstate::WRONG_OBJECT_TYPE,
                 format!("\"{name}\" is not a table"),
-            ));
-        }
-        if t.cql_table.is_some() {
-            // Its rows are in a CQL table keyclaim did not create, which
-            // fresh storage would not empty.
-            return Err(SqlError::unsupported(
-                format!("TRUNCATE of the adopted table \"{name}\" is not supported"),
-                "truncate the CQL table itself (cqlsh TRUNCATE), then restart the proxies",
             ));
         }
         if !tables.iter().any(|x| x.name == t.name) {
