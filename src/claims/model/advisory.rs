@@ -536,9 +536,8 @@ impl Model for AdvisoryModel {
 
 #[cfg(test)]
 mod tests {
-    use std::time::Instant;
 
-    use stateright::{Checker, Expectation, HasDiscoveries, Model};
+    use stateright::{Checker, HasDiscoveries, Model};
 
     use super::*;
 
@@ -568,30 +567,7 @@ mod tests {
 
     /// Every property holds, and the interesting states are reached.
     fn passes(name: &str, m: AdvisoryModel, reach: &[&str]) {
-        let start = Instant::now();
-        let checker = m.clone().checker().spawn_bfs().join();
-        eprintln!(
-            "advisory model {name}: {} unique states (depth {}) in {:.1?}",
-            checker.unique_state_count(),
-            checker.max_depth(),
-            start.elapsed()
-        );
-        assert!(checker.is_done());
-        for p in m.properties() {
-            let found = checker.discovery(p.name);
-            match p.expectation {
-                Expectation::Sometimes => assert!(
-                    found.is_some() || !reach.contains(&p.name),
-                    "{name}: never reached: {}",
-                    p.name
-                ),
-                _ => {
-                    if let Some(path) = found {
-                        panic!("{name}: VIOLATED {}{}", p.name, trace(&path));
-                    }
-                }
-            }
-        }
+        super::super::checks::passes(&format!("advisory model {name}"), &m, reach, trace);
     }
 
     fn caught(name: &str, m: AdvisoryModel, property: &'static str) {

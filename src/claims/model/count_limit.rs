@@ -1129,7 +1129,7 @@ impl Model for CountLimitModel {
 mod tests {
     use std::time::Instant;
 
-    use stateright::{Checker, Expectation, HasDiscoveries, Model};
+    use stateright::{Checker, HasDiscoveries, Model};
 
     use super::*;
 
@@ -1211,31 +1211,11 @@ mod tests {
     /// Every safety property holds and `reach` is reached; the unique
     /// state count is at least `min_states` (the scope is not vacuous).
     fn passes(name: &str, m: CountLimitModel, reach: &[&str], min_states: usize) {
-        let start = Instant::now();
-        let checker = m.clone().checker().spawn_bfs().join();
-        eprintln!(
-            "count limit model {name}: {} unique states (depth {}) in {:.1?}",
-            checker.unique_state_count(),
-            checker.max_depth(),
-            start.elapsed()
-        );
-        assert!(checker.is_done());
-        for p in m.properties() {
-            let found = checker.discovery(p.name);
-            match p.expectation {
-                Expectation::Sometimes => assert!(
-                    found.is_some() || !reach.contains(&p.name),
-                    "{name}: never reached: {}",
-                    p.name
-                ),
-                _ => {
-                    if let Some(path) = found {
-                        panic!("{name}: VIOLATED {}{}", p.name, trace(&m, &path));
-                    }
-                }
-            }
-        }
-        assert!(checker.unique_state_count() >= min_states);
+        let states =
+            super::super::checks::passes(&format!("count limit model {name}"), &m, reach, |path| {
+                trace(&m, path)
+            });
+        assert!(states >= min_states);
     }
 
     fn caught(name: &str, m: CountLimitModel, property: &'static str) {

@@ -78,6 +78,8 @@
 //! (larger scopes); `MODEL_TRACE=1` prints shortest counterexamples.
 
 mod advisory;
+#[cfg(test)]
+mod checks;
 mod count_limit;
 mod foreign_key;
 #[cfg(test)]
