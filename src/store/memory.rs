@@ -161,12 +161,20 @@ impl Store for MemoryStore {
         let rows: Vec<(Vec<u8>, RowRecord)> = map
             .range((lower, Bound::Unbounded))
             .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone().from_slots(table)))
+            .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let next = if rows.len() == limit {
             rows.last().map(|(k, _)| k.clone())
         } else {
             None
+        };
+        // The layout is the table's: looked at once a page, not a row.
+        let rows = match table.plain_layout() {
+            true => rows,
+            false => rows
+                .into_iter()
+                .map(|(k, v)| (k, v.from_slots(table)))
+                .collect(),
         };
         Ok(ScanPage { rows, next })
     }

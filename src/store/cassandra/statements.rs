@@ -2,6 +2,7 @@
 //! claims and catalog ones at connect, a user table's on its first use) and
 //! reused, so a request carries only a statement id and its values.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use dashmap::DashMap;
@@ -136,7 +137,7 @@ impl Statements {
     /// race to prepare both succeed; one result is kept.
     pub async fn table(&self, def: &TableDef) -> StoreResult<Arc<TableStatements>> {
         let key = cache_key(def);
-        if let Some(hit) = self.tables.get(&key) {
+        if let Some(hit) = self.tables.get(key.as_ref()) {
             return Ok(hit.clone());
         }
         let RowCql {
@@ -169,7 +170,7 @@ impl Statements {
             scan_first,
             scan_after,
         });
-        self.tables.insert(key, stmts.clone());
+        self.tables.insert(key.into_owned(), stmts.clone());
         Ok(stmts)
     }
 
@@ -208,14 +209,16 @@ impl Statements {
     }
 
     pub fn forget(&self, def: &TableDef) {
-        self.tables.remove(&cache_key(def));
+        self.tables.remove(cache_key(def).as_ref());
     }
 }
 
 /// What a table's statements depend on: its storage and its columns'.
-fn cache_key(def: &TableDef) -> String {
+/// A plain table's is its id, borrowed: this runs for every row
+/// operation.
+fn cache_key(def: &TableDef) -> Cow<'_, str> {
     if def.plain_layout() {
-        return def.id.clone();
+        return Cow::Borrowed(&def.id);
     }
     let columns: Vec<String> = (0..def.columns.len())
         .map(|i| {
@@ -226,5 +229,5 @@ fn cache_key(def: &TableDef) -> String {
             )
         })
         .collect();
-    format!("{}|{}", def.id, columns.join(","))
+    Cow::Owned(format!("{}|{}", def.id, columns.join(",")))
 }
