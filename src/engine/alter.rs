@@ -79,7 +79,8 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
     }
 }
 
-fn column_of(t: &TableDef, column: &str) -> SqlResult<usize> {
+/// Column `column` of `t`, or PostgreSQL's 42703 naming the relation.
+pub(super) fn column_of(t: &TableDef, column: &str) -> SqlResult<usize> {
     t.column_index(column).ok_or_else(|| {
         SqlError::new(
             sqlstate::UNDEFINED_COLUMN,

@@ -10,6 +10,7 @@ use std::ops::ControlFlow;
 
 use sqlparser::ast;
 
+use super::alter::column_of;
 use super::ddl::{self, command, notice, Ddl};
 use super::Executed;
 use crate::catalog::{storage_id, store_error, ColumnDef, ColumnStorage, TableDef};
@@ -18,16 +19,6 @@ use crate::sql::alter::NewColumn;
 use crate::sql::expr::{Compiler, Env, EvalCtx, Params, Scope};
 use crate::sql::plan::ident;
 use crate::types::{SqlType, Value};
-
-fn no_such_column(t: &TableDef, column: &str) -> SqlError {
-    SqlError::new(
-        sqlstate::UNDEFINED_COLUMN,
-        format!(
-            "column \"{column}\" of relation \"{}\" does not exist",
-            t.name
-        ),
-    )
-}
 
 fn column_exists(t: &TableDef, column: &str) -> SqlError {
     SqlError::new(
@@ -256,15 +247,16 @@ pub async fn drop_column(
     if_exists: bool,
     cascade: bool,
 ) -> SqlResult<Executed> {
-    let Some(i) = table.column_index(column) else {
-        if if_exists {
+    let i = match column_of(table, column) {
+        Ok(i) => i,
+        Err(_) if if_exists => {
             let skip = format!(
                 "column \"{column}\" of relation \"{}\" does not exist, skipping",
                 table.name
             );
             return Ok(command("ALTER TABLE", vec![notice("00000", skip)]));
         }
-        return Err(no_such_column(table, column));
+        Err(e) => return Err(e),
     };
     if table.primary_key.contains(&i) {
         return Err(SqlError::unsupported(
@@ -322,9 +314,7 @@ pub async fn drop_column(
     ddl.change(&table.name, |current| {
         let mut next =
             TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
-        let i = next
-            .column_index(column)
-            .ok_or_else(|| no_such_column(&next, column))?;
+        let i = column_of(&next, column)?;
         without_column(&mut next, i);
         Ok(Some(next))
     })
@@ -456,9 +446,7 @@ pub fn rename_column(next: &mut TableDef, from: &str, to: &str) -> SqlResult<()>
 /// SET DATA TYPE where every stored value already fits the new type and
 /// is kept the same way: a varchar made longer or unbounded, or text.
 pub fn set_type(next: &mut TableDef, column: &str, ty: &SqlType) -> SqlResult<()> {
-    let i = next
-        .column_index(column)
-        .ok_or_else(|| no_such_column(next, column))?;
+    let i = column_of(next, column)?;
     let from = &next.columns[i].ty;
     let fits = from == ty
         || match (from, ty) {
