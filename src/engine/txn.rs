@@ -125,6 +125,18 @@ impl Engine {
                     .set_constraints(session, utility, names.as_deref(), *deferred)
                     .await;
             }
+            (Utility::Maintenance { tag, tables }, block) => {
+                if *tag == "VACUUM" && block != Block::Idle {
+                    return Err(SqlError::new(
+                        sqlstate::ACTIVE_TRANSACTION,
+                        "VACUUM cannot run inside a transaction block",
+                    ));
+                }
+                let own = session.open.as_ref().map(|o| o.id);
+                for name in tables {
+                    self.inner.catalog.table(name, own).await?;
+                }
+            }
             (Utility::RollbackTo(name), Block::InBlock | Block::Failed) => {
                 if let (Some(mark), Some(open)) = (session.savepoint_mark(name), &session.open) {
                     self.undo_after(open, mark).await;

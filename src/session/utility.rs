@@ -57,6 +57,12 @@ pub enum Utility {
     /// listens on nothing and there is nothing to stop (asyncpg's pool
     /// sends UNLISTEN * on every release).
     Unlisten,
+    /// VACUUM or ANALYZE of these tables (none: all): nothing to do once
+    /// they are found (`sql::maintenance`).
+    Maintenance {
+        tag: &'static str,
+        tables: Vec<String>,
+    },
 }
 
 /// The forms of SET.
@@ -97,6 +103,12 @@ impl Utility {
     /// The plan of `stmt` if it is a session statement, None if it is not.
     pub fn plan(stmt: &Statement) -> Option<SqlResult<Utility>> {
         let planned = match stmt {
+            Statement::Set(Set::SingleAssignment {
+                variable, values, ..
+            }) if setting_name(variable) == crate::sql::maintenance::MARK => {
+                crate::sql::maintenance::plan(values)
+                    .map(|(tag, tables)| Utility::Maintenance { tag, tables })
+            }
             Statement::Set(set) => plan_set(set).map(Utility::Set),
             Statement::Reset(reset) => Ok(Utility::Reset(match &reset.reset {
                 Reset::ALL => ResetTarget::All,
@@ -179,6 +191,7 @@ pub fn execute(session: &mut Session, utility: &Utility) -> SqlResult<Executed> 
             format!("cursor \"{name}\" does not exist"),
         )),
         Utility::Unlisten => Ok(command("UNLISTEN")),
+        Utility::Maintenance { tag, .. } => Ok(command(tag)),
     }
 }
 

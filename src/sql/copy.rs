@@ -3,6 +3,7 @@
 //! it).
 
 use sqlparser::ast;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use super::plan::{ident, table_name};
 use crate::error::{SqlError, SqlResult};
@@ -28,6 +29,45 @@ pub struct CopyFrom {
     pub null: String,
     pub quote: char,
     pub escape: char,
+}
+
+/// COPY's boolean options written `ON` / `OFF` (`WITH (FREEZE ON)`, as
+/// pgbench -i sends it), which sqlparser takes only as TRUE / FALSE.
+pub fn rewrite(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let word = |t: &Token| match t {
+        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_lowercase()),
+        _ => None,
+    };
+    let mut in_copy = false;
+    let mut first = true;
+    let mut previous: Option<String> = None;
+    for t in tokens.iter_mut() {
+        match &t.token {
+            Token::Whitespace(_) => continue,
+            Token::SemiColon => {
+                first = true;
+                in_copy = false;
+                previous = None;
+                continue;
+            }
+            _ => {}
+        }
+        let this = word(&t.token);
+        if first {
+            in_copy = this.as_deref() == Some("copy");
+            first = false;
+        }
+        let boolean = matches!(previous.as_deref(), Some("freeze" | "header"));
+        if in_copy && boolean {
+            match this.as_deref() {
+                Some("on") => t.token = Token::make_keyword("TRUE"),
+                Some("off") => t.token = Token::make_keyword("FALSE"),
+                _ => {}
+            }
+        }
+        previous = this;
+    }
+    tokens
 }
 
 fn unsupported(what: &str) -> SqlError {

@@ -6,6 +6,7 @@ pub mod copy;
 pub mod ddl;
 pub mod expr;
 pub mod locking;
+pub mod maintenance;
 pub mod plan;
 mod sequence_options;
 pub mod set_constraints;
@@ -41,9 +42,9 @@ pub fn parse(sql: &str) -> SqlResult<Vec<Statement>> {
 fn rewrite(
     tokens: Vec<sqlparser::tokenizer::TokenWithSpan>,
 ) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
-    set_constraints::rewrite(sequence_options::rewrite(time_zone::rewrite(
-        locking::rewrite(tokens),
-    )))
+    let tokens = time_zone::rewrite(locking::rewrite(tokens));
+    let tokens = set_constraints::rewrite(sequence_options::rewrite(tokens));
+    copy::rewrite(maintenance::rewrite(tokens))
 }
 
 /// sqlparser says `Expected: X, found: TOKEN at Line: L, Column: C`;

@@ -56,4 +56,12 @@ COPY cp (id, name) FROM stdin CSV;
 30,thirty
 \.
 SELECT id, name FROM cp WHERE id >= 20 ORDER BY id;
+-- pgbench -i: TRUNCATE, then COPY ... WITH (FREEZE ON) in one block.
+BEGIN;
+TRUNCATE cp;
+COPY cp (id, name) FROM stdin WITH (freeze on, header off);
+40	forty
+\.
+COMMIT;
+SELECT id, name FROM cp;
 DROP TABLE cp;
