@@ -25,6 +25,7 @@ fn col(name: &str, ty: SqlType) -> ColumnDef {
         not_null: false,
         default: None,
         identity: None,
+        hidden: false,
         storage: Default::default(),
     }
 }

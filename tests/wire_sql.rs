@@ -116,6 +116,9 @@ async fn unique_index_on_existing_rows() {
 #[tokio::test]
 async fn errors_carry_postgres_sqlstates() {
     let (_server, c) = setup().await;
+    c.batch_execute("CREATE TABLE logs (a integer); INSERT INTO logs VALUES (1)")
+        .await
+        .unwrap();
     let cases: &[(&str, SqlState)] = &[
         (
             "INSERT INTO users VALUES (9, 'z@x', 'toolong')",
@@ -136,8 +139,20 @@ async fn errors_carry_postgres_sqlstates() {
             "CREATE TABLE users (id integer PRIMARY KEY)",
             SqlState::DUPLICATE_TABLE,
         ),
+        // A table without a primary key is keyed by a hidden column of
+        // this name.
         (
-            "CREATE TABLE nokey (a integer)",
+            "CREATE TABLE nokey (__keyclaim_rowid integer)",
+            SqlState::FEATURE_NOT_SUPPORTED,
+        ),
+        // Such a table's rows are found by that hidden key, which no query
+        // can name.
+        (
+            "DELETE FROM logs WHERE a IN (SELECT a FROM logs)",
+            SqlState::FEATURE_NOT_SUPPORTED,
+        ),
+        (
+            "UPDATE logs SET a = 2 FROM users WHERE users.id = logs.a",
             SqlState::FEATURE_NOT_SUPPORTED,
         ),
         (
@@ -149,7 +164,7 @@ async fn errors_carry_postgres_sqlstates() {
         let e = db_err(&c, sql).await;
         assert_eq!(e.code(), code, "{sql}: {}", e.message());
     }
-    let e = db_err(&c, "CREATE TABLE nokey (a integer)").await;
+    let e = db_err(&c, "CREATE TABLE nokey (__keyclaim_rowid integer)").await;
     assert!(
         e.hint().unwrap_or_default().contains("PRIMARY KEY"),
         "{e:?}"

@@ -191,6 +191,7 @@ mod tests {
                 not_null: true,
                 default: None,
                 identity: None,
+                hidden: false,
                 storage: Default::default(),
             }],
             primary_key: vec![0],
@@ -203,6 +204,7 @@ mod tests {
                     columns: vec![0],
                     nulls_not_distinct: false,
                     is_index: true,
+                    primary: false,
                 })
                 .collect(),
             cql_table: None,

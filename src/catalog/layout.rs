@@ -115,6 +115,7 @@ mod tests {
             not_null: false,
             default: None,
             identity: None,
+            hidden: false,
             storage: ColumnStorage::default(),
         }
     }

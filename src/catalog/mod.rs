@@ -7,6 +7,7 @@ pub mod entry;
 pub mod foreign_key;
 pub mod layout;
 pub mod naming;
+pub mod row_id;
 pub mod sequence;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -40,6 +41,10 @@ pub struct ColumnDef {
     /// column owns, and ALWAYS refuses explicit values (428C9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<Identity>,
+    /// The hidden row id of a table without a primary key
+    /// (`catalog::row_id`): no SQL shows or names it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hidden: bool,
     /// Where its values are kept, if not as the plain layout says
     /// (`catalog::layout`).
     #[serde(default, skip_serializing_if = "ColumnStorage::is_plain")]
@@ -59,6 +64,12 @@ pub struct UniqueDef {
     /// Created by CREATE UNIQUE INDEX (dropped with DROP INDEX) rather than
     /// declared in CREATE TABLE.
     pub is_index: bool,
+    /// The primary key added to a table keyed by a hidden row id
+    /// (`catalog::row_id`), which is enforced as a UNIQUE constraint is;
+    /// the catalog shows it as the primary key, not as a constraint of
+    /// its own.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub primary: bool,
 }
 
 /// A non-unique index (`CREATE INDEX`): recorded so that migrations run
@@ -113,8 +124,9 @@ fn is_zero(n: &u32) -> bool {
 }
 
 impl TableDef {
+    /// The column named `name`; never the hidden row id.
     pub fn column_index(&self, name: &str) -> Option<usize> {
-        self.columns.iter().position(|c| c.name == name)
+        self.visible().iter().position(|c| c.name == name)
     }
 
     pub fn column(&self, name: &str) -> SqlResult<usize> {
@@ -122,9 +134,10 @@ impl TableDef {
             .ok_or_else(|| SqlError::undefined_column(name))
     }
 
-    /// The canonical primary-key bytes of a row (its partition key).
+    /// The canonical key bytes of a row (its partition key: the primary
+    /// key, or the hidden row id).
     pub fn pk_bytes(&self, values: &[Value]) -> Vec<u8> {
-        let key: Vec<&Value> = self.primary_key.iter().map(|&i| &values[i]).collect();
+        let key: Vec<&Value> = self.key_columns().iter().map(|&i| &values[i]).collect();
         crate::types::encode_key(&key)
     }
 
@@ -137,6 +150,7 @@ impl TableDef {
     /// Every constraint name in use on this table (for collision-free naming).
     pub fn constraint_names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.pkey_name.as_str())
+            .filter(|n| !n.is_empty())
             .chain(self.uniques.iter().map(|u| u.name.as_str()))
             .chain(self.foreign_keys.iter().map(|f| f.name.as_str()))
             .chain(self.count_limits.iter().map(|l| l.name.as_str()))
@@ -146,6 +160,7 @@ impl TableDef {
     /// The names of every index it has: its keys' and its plain indexes'.
     pub fn index_names(&self) -> impl Iterator<Item = &str> {
         std::iter::once(self.pkey_name.as_str())
+            .filter(|n| !n.is_empty())
             .chain(self.uniques.iter().map(|u| u.name.as_str()))
             .chain(self.indexes.iter().map(|i| i.name.as_str()))
     }

@@ -44,6 +44,7 @@ pub(crate) async fn adopt(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<()> {
             columns: cols,
             nulls_not_distinct: false,
             is_index: false,
+            primary: false,
         };
         add_unique(ddl, &def.name, unique).await?;
         def = catalog.table(&entry.table, None).await?;
@@ -75,6 +76,7 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
                 not_null: foreign.primary_key.contains(&i),
                 default: None,
                 identity: None,
+                hidden: false,
                 storage: Default::default(),
             })
             .collect(),

@@ -61,6 +61,10 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
             columns,
             nulls_not_distinct,
         }] => add_unique(ddl, &table, given.as_deref(), columns, *nulls_not_distinct).await,
+        [AlterOp::AddPrimaryKey {
+            name: given,
+            columns,
+        }] => add_primary_key(ddl, &table, given.as_deref(), columns).await,
         [AlterOp::NotNull { column, set: true }] => set_not_null(ddl, &table, column).await,
         [AlterOp::AddForeignKey(d)] => add_foreign_key(ddl, &table, d).await,
         [AlterOp::AddCheck {
@@ -144,6 +148,12 @@ async fn change_definition(
                     next.columns[i].not_null = false;
                 }
                 AlterOp::DropConstraint { name, if_exists } => {
+                    // A primary key added to a table keyed by a hidden row
+                    // id goes as the UNIQUE constraint it is enforced as.
+                    if next.row_id().is_some() && next.pkey_name == *name {
+                        next.primary_key.clear();
+                        next.pkey_name.clear();
+                    }
                     if next.pkey_name == *name {
                         return Err(SqlError::unsupported(
                             "dropping a table's primary key is not supported",
@@ -193,6 +203,7 @@ async fn change_definition(
                 AlterOp::AddUnique { .. }
                 | AlterOp::NotNull { set: true, .. }
                 | AlterOp::AddForeignKey(_)
+                | AlterOp::AddPrimaryKey { .. }
                 | AlterOp::AddCheck { .. }
                 | AlterOp::Validate { .. }
                 | AlterOp::AddColumn(_)
@@ -243,6 +254,51 @@ async fn add_unique(
         columns: cols,
         nulls_not_distinct,
         is_index: false,
+        primary: false,
+    };
+    ddl::add_unique(ddl, &table.name, unique).await?;
+    Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// ADD [CONSTRAINT name] PRIMARY KEY (cols): only a table keyed by a
+/// hidden row id has none (`catalog::row_id`). Its rows stay where they
+/// are; the key is enforced through claims as a UNIQUE constraint is,
+/// built as ADD UNIQUE builds one, after its columns are found free of
+/// NULLs.
+async fn add_primary_key(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    given: Option<&str>,
+    columns: &[String],
+) -> SqlResult<Executed> {
+    if table.row_id().is_none() || !table.primary_key.is_empty() {
+        return Err(SqlError::new(
+            sqlstate::INVALID_TABLE_DEFINITION,
+            format!(
+                "multiple primary keys for table \"{}\" are not allowed",
+                table.name
+            ),
+        ));
+    }
+    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD PRIMARY KEY").await?;
+    let mut cols = Vec::with_capacity(columns.len());
+    for c in columns {
+        cols.push(column_of(table, c)?);
+    }
+    let name = given.map_or_else(|| naming::pkey_name(&table.name), str::to_owned);
+    if ddl.lookup(&name).await?.is_some() || ddl::index_exists(ddl, &name).await? {
+        return Err(SqlError::new(
+            sqlstate::DUPLICATE_TABLE,
+            format!("relation \"{name}\" already exists"),
+        ));
+    }
+    let unique = UniqueDef {
+        id: storage_id(&name),
+        name,
+        columns: cols,
+        nulls_not_distinct: false,
+        is_index: false,
+        primary: true,
     };
     ddl::add_unique(ddl, &table.name, unique).await?;
     Ok(command("ALTER TABLE", Vec::new()))

@@ -60,6 +60,7 @@ pub async fn add_column(
         not_null: new.not_null,
         default: new.default.as_ref().map(ToString::to_string),
         identity: None,
+        hidden: false,
         storage: ColumnStorage {
             slot: None,
             missing: Some(missing.clone()),
@@ -67,8 +68,7 @@ pub async fn add_column(
         },
     };
     let mut with = table.clone();
-    push_column(&mut with, column.clone());
-    let i = with.columns.len() - 1;
+    let i = with.push_column(column.clone());
     let taken: Vec<String> = with.constraint_names().map(str::to_owned).collect();
     let mut checks = Vec::new();
     for (name, expr) in &new.checks {
@@ -115,7 +115,7 @@ pub async fn add_column(
             next.referenced_by.retain(|b| *b != fk.inbound(&table.name));
         }
         if add {
-            push_column(next, column.clone());
+            next.push_column(column.clone());
             next.checks.extend(checks.iter().cloned());
             if let Some(fk) = &fk {
                 next.foreign_keys.push(fk.clone());
@@ -173,15 +173,6 @@ pub async fn add_column(
     })
     .await?;
     Ok(command("ALTER TABLE", Vec::new()))
-}
-
-/// The column appended, in the next slot no column ever had.
-fn push_column(t: &mut TableDef, mut column: ColumnDef) {
-    let slot = t.slot_count();
-    if slot != t.columns.len() {
-        column.storage.slot = Some(slot as u32);
-    }
-    t.columns.push(column);
 }
 
 /// The value the rows there read: the DEFAULT, computed once, as

@@ -901,6 +901,7 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
         columns: cols,
         nulls_not_distinct: plan.nulls_not_distinct,
         is_index: true,
+        primary: false,
     };
     add_unique(ddl, &table.name, unique).await?;
     Ok(command("CREATE INDEX", Vec::new()))
@@ -1000,19 +1001,56 @@ async fn create_plain_index(
 /// then claim every existing row's key. A collision undoes everything and
 /// answers PostgreSQL's error; nothing is left half-built. CREATE UNIQUE
 /// INDEX and the adoption of existing CQL tables both build this way.
+///
+/// A primary key added to a table keyed by a hidden row id
+/// (`UniqueDef::primary`) also becomes the table's declared primary key
+/// and makes its columns NOT NULL, which every row is checked for first.
 pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlResult<()> {
+    let nullable: Vec<usize> = match unique.primary {
+        false => Vec::new(),
+        true => {
+            let t = ddl
+                .lookup(table)
+                .await?
+                .ok_or_else(|| SqlError::undefined_table(table))?;
+            let nullable = |&&c: &&usize| !t.columns[c].not_null;
+            unique.columns.iter().filter(nullable).copied().collect()
+        }
+    };
     let alter = |next: &mut TableDef, keep: bool| {
         next.uniques.retain(|u| u.id != unique.id);
         if keep {
             next.uniques.push(unique.clone());
         }
+        if unique.primary {
+            for &c in &nullable {
+                next.columns[c].not_null = keep;
+            }
+            (next.primary_key, next.pkey_name) = match keep {
+                true => (unique.columns.clone(), unique.name.clone()),
+                false => (Vec::new(), String::new()),
+            };
+        }
     };
+    let nullable = &nullable;
     // Other proxies sharing the store learn of the new constraint within one
     // catalog refresh; rows they write after that claim its keys themselves.
     // Scan only then, so the scan sees every row written without a claim.
     // (A block's table is seen by nobody else: no wait.)
     let built = ddl
         .publish_checked(table, alter, |published| async move {
+            for &c in nullable {
+                let is_null = |row: &[Value]| Ok(row[c].is_null());
+                if super::alter::any_row(ddl, &published, "checking NOT NULL", is_null).await? {
+                    let column = published.columns[c].name.clone();
+                    return Err(SqlError::new(
+                        sqlstate::NOT_NULL_VIOLATION,
+                        format!("column \"{column}\" of relation \"{table}\" contains null values"),
+                    )
+                    .with_table(table)
+                    .with_column(column));
+                }
+            }
             backfill(ddl, &published, published.uniques.len() - 1).await
         })
         .await;

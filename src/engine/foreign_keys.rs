@@ -104,6 +104,15 @@ pub(super) fn define(
         .map(|c| column(child, c))
         .collect::<SqlResult<Vec<_>>>()?;
     let ref_columns = if d.ref_columns.is_empty() {
+        if parent.primary_key.is_empty() {
+            return Err(SqlError::new(
+                sqlstate::UNDEFINED_OBJECT,
+                format!(
+                    "there is no primary key for referenced table \"{}\"",
+                    parent.name
+                ),
+            ));
+        }
         parent.primary_key.clone()
     } else {
         d.ref_columns
@@ -420,6 +429,7 @@ async fn removed_keys(
         // When the key is the row's primary key and the row is gone, no
         // other row can hold it: no read needed to know.
         let row_was_the_key = change.after.is_none()
+            && parent.row_id().is_none()
             && fk.ref_columns.len() == parent.primary_key.len()
             && parent
                 .primary_key

@@ -98,7 +98,7 @@ fn written_parameters(
         }
         Statement::Insert(i) => {
             let targets: Vec<Option<usize>> = if i.columns.is_empty() {
-                (0..t.columns.len()).map(Some).collect()
+                (0..t.visible().len()).map(Some).collect()
             } else {
                 i.columns
                     .iter()
@@ -234,6 +234,18 @@ pub(super) fn finder(stmt: &Statement, t: &TableDef) -> SqlResult<String> {
     let ast::TableFactor::Table { name, alias, .. } = &target.relation else {
         return Err(SqlError::internal("a write's target is a table"));
     };
+    // The finder selects the rows' keys, and a hidden row id is no column
+    // the query engine shows.
+    if t.row_id().is_some() {
+        return Err(SqlError::unsupported(
+            format!(
+                "{} with a join or a subquery on table \"{}\", which has no primary key, is not supported",
+                if matches!(stmt, Statement::Update(_)) { "UPDATE" } else { "DELETE" },
+                t.name
+            ),
+            "keyclaim finds such rows by key, and the hidden key of a table created without a primary key is no column a query can name; write the condition without a join or subquery",
+        ));
+    }
     // The target, always under a name its key columns are qualified by.
     let qualifier = match alias {
         Some(a) => crate::sql::plan::ident(&a.name),

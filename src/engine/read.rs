@@ -2,6 +2,7 @@
 //! the same for each item of a key list, or a paged scan that streams and
 //! never holds the table in memory.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -157,8 +158,9 @@ pub(crate) async fn by_columns(
             .map(|k| cols.iter().position(|c| c == k).map(|j| values[j].clone()))
             .collect()
     };
-    if let Some(v) = in_order(&t.primary_key) {
-        let Some(key) = key_of(t, &t.primary_key, v) else {
+    let stored_by = t.key_columns();
+    if let Some(v) = in_order(&stored_by) {
+        let Some(key) = key_of(t, &stored_by, v) else {
             return Ok(None);
         };
         return read_by(store, view, t, By::Primary, key).await;
@@ -191,10 +193,12 @@ async fn visible(
 }
 
 /// The key a point access reads by, and its columns.
-fn key_of_access<'t>(t: &'t TableDef, access: &Access) -> (By, &'t [usize]) {
+fn key_of_access<'t>(t: &'t TableDef, access: &Access) -> (By, Cow<'t, [usize]>) {
     match access {
-        Access::Key(_) | Access::KeyList(_) => (By::Primary, &t.primary_key),
-        Access::Unique(n, _) | Access::UniqueList(n, _) => (By::Unique(*n), &t.uniques[*n].columns),
+        Access::Key(_) | Access::KeyList(_) => (By::Primary, t.key_columns()),
+        Access::Unique(n, _) | Access::UniqueList(n, _) => {
+            (By::Unique(*n), Cow::Borrowed(&t.uniques[*n].columns))
+        }
         Access::Scan => unreachable!("a scan reads no key"),
     }
 }
@@ -234,7 +238,7 @@ pub async fn point(
         unreachable!("point() is for pinned keys")
     };
     let (by, cols) = key_of_access(t, &src.access);
-    let Some(key) = pinned_key(t, cols, exprs, &cx)? else {
+    let Some(key) = pinned_key(t, &cols, exprs, &cx)? else {
         return Ok(None);
     };
     read_matching(store, view, src, by, key, params, env).await
@@ -262,7 +266,7 @@ fn listed(
     let keys: BTreeSet<Vec<u8>> = match listed_values(items, &cx) {
         Ok(values) => values
             .into_iter()
-            .filter_map(|v| key_of(&src.table, cols, vec![v]))
+            .filter_map(|v| key_of(&src.table, &cols, vec![v]))
             .collect(),
         Err(e) => return stream::once(async { Err(e) }).boxed(),
     };

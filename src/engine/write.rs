@@ -150,7 +150,7 @@ pub(super) fn conform(
                     col.name, table.name
                 ),
             )
-            .with_detail(failing_row(&out))
+            .with_detail(failing_row(&out[..table.visible().len()]))
             .with_table(&table.name)
             .with_column(col.name.clone()));
         }

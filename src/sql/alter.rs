@@ -20,6 +20,12 @@ pub struct AlterTable {
 
 #[derive(Debug, Clone)]
 pub enum AlterOp {
+    /// ADD [CONSTRAINT name] PRIMARY KEY (cols), on a table keyed by a
+    /// hidden row id (`catalog::row_id`).
+    AddPrimaryKey {
+        name: Option<String>,
+        columns: Vec<String>,
+    },
     AddUnique {
         name: Option<String>,
         columns: Vec<String>,
@@ -98,6 +104,7 @@ impl AlterOp {
         matches!(
             self,
             AlterOp::AddUnique { .. }
+                | AlterOp::AddPrimaryKey { .. }
                 | AlterOp::NotNull { set: true, .. }
                 | AlterOp::AddForeignKey(_)
                 | AlterOp::AddCheck {
@@ -178,6 +185,13 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                 name: u.name.as_ref().map(ident),
                 columns: super::ddl::index_columns(&u.columns)?,
                 nulls_not_distinct: u.nulls_distinct == ast::NullsDistinctOption::NotDistinct,
+            },
+            ast::AlterTableOperation::AddConstraint {
+                constraint: ast::TableConstraint::PrimaryKey(pk),
+                not_valid: false,
+            } => AlterOp::AddPrimaryKey {
+                name: pk.name.as_ref().map(ident),
+                columns: super::ddl::index_columns(&pk.columns)?,
             },
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::ForeignKey(fk),

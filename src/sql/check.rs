@@ -169,7 +169,7 @@ fn violation(table: &TableDef, name: &str, values: &[Value]) -> SqlError {
             table.name
         ),
     )
-    .with_detail(failing_row(values))
+    .with_detail(failing_row(&values[..table.visible().len()]))
     .with_table(&table.name)
     .with_constraint(name.to_owned())
 }

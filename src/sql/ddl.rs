@@ -5,6 +5,7 @@ use sqlparser::ast;
 
 use super::expr::{Compiler, Params, Scope};
 use super::plan::{ident, table_name};
+use crate::catalog::row_id;
 use crate::catalog::sequence::Options;
 use crate::catalog::{
     naming, storage_id, ColumnDef, Identity, RefAction, SequenceDef, TableDef, UniqueDef,
@@ -277,6 +278,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             not_null: serial.is_some(),
             default: None,
             identity: None,
+            hidden: false,
             storage: Default::default(),
         };
         if serial.is_some() {
@@ -377,20 +379,23 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             other => return Err(unsupported_option(&format!("constraint {other}"))),
         }
     }
-    let pk =
-        match pkeys.len() {
-            0 => return Err(SqlError::unsupported(
-                format!("table \"{name}\" has no PRIMARY KEY"),
-                "declare a PRIMARY KEY: keyclaim stores each row in its own partition, keyed by it",
-            )),
-            1 => pkeys.remove(0),
-            _ => {
-                return Err(SqlError::new(
-                    sqlstate::INVALID_TABLE_DEFINITION,
-                    format!("multiple primary keys for table \"{name}\" are not allowed"),
-                ))
-            }
-        };
+    if pkeys.len() > 1 {
+        return Err(SqlError::new(
+            sqlstate::INVALID_TABLE_DEFINITION,
+            format!("multiple primary keys for table \"{name}\" are not allowed"),
+        ));
+    }
+    let pk = pkeys.pop();
+    // No primary key: rows are keyed by a hidden row id (`catalog::row_id`).
+    if pk.is_none() {
+        if columns.iter().any(|c| c.name == row_id::ROW_ID) {
+            return Err(SqlError::unsupported(
+                format!("column name \"{}\" is reserved", row_id::ROW_ID),
+                "keyclaim keys the rows of a table without a PRIMARY KEY by a hidden column of that name; rename the column or declare a PRIMARY KEY",
+            ));
+        }
+        columns.push(row_id::column());
+    }
     let resolve = |cols: &[String]| -> SqlResult<Vec<usize>> {
         cols.iter()
             .map(|c| {
@@ -403,8 +408,13 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             })
             .collect()
     };
-    let pk_cols = resolve(&pk.columns)?;
-    let pkey_name = pk.name.clone().unwrap_or_else(|| naming::pkey_name(&name));
+    let (pk_cols, pkey_name) = match &pk {
+        Some(pk) => (
+            resolve(&pk.columns)?,
+            pk.name.clone().unwrap_or_else(|| naming::pkey_name(&name)),
+        ),
+        None => (Vec::new(), String::new()),
+    };
     let mut def = TableDef {
         name: name.clone(),
         id: String::new(),
@@ -447,6 +457,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             columns: cols,
             nulls_not_distinct: key.nulls_not_distinct,
             is_index: false,
+            primary: false,
         });
     }
     for (name, expr) in checks {

@@ -775,7 +775,7 @@ impl Planner<'_> {
         };
         let table = self.tables.get(&name)?;
         let targets: Vec<usize> = if ins.columns.is_empty() {
-            (0..table.columns.len()).collect()
+            (0..table.visible().len()).collect()
         } else {
             let mut seen = Vec::new();
             for c in &ins.columns {
@@ -897,7 +897,7 @@ impl Planner<'_> {
                 }
                 idx.sort_unstable();
                 let mut found = Vec::new();
-                let mut pk = t.primary_key.clone();
+                let mut pk = t.key_columns().to_vec();
                 pk.sort_unstable();
                 if pk == idx {
                     found.push(Target::Pkey);
@@ -916,7 +916,7 @@ impl Planner<'_> {
             }
             Some(ast::ConflictTarget::OnConstraint(name)) => {
                 let name = table_name(name)?;
-                if name == t.pkey_name {
+                if t.row_id().is_none() && name == t.pkey_name {
                     Some(vec![Target::Pkey])
                 } else if let Some(n) = t.uniques.iter().position(|u| u.name == name) {
                     Some(vec![Target::Unique(n)])
@@ -1283,7 +1283,7 @@ fn always_identity_insert(column: &str) -> SqlError {
 
 /// `*`: every column of the table, in order.
 fn all_columns(t: &TableDef, exprs: &mut Vec<Expr>, columns: &mut Vec<Column>) {
-    for i in 0..t.columns.len() {
+    for i in 0..t.visible().len() {
         exprs.push(Expr::Column(i));
         columns.push(Column::of_table(t, i));
     }
@@ -1519,11 +1519,12 @@ pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
         _ => None,
     };
     let uniques = || table.uniques.iter().enumerate();
-    let access = if let Some(exprs) = take(&table.primary_key) {
+    let key = table.key_columns();
+    let access = if let Some(exprs) = take(&key) {
         Access::Key(exprs)
     } else if let Some((n, exprs)) = uniques().find_map(|(n, u)| take(&u.columns).map(|e| (n, e))) {
         Access::Unique(n, exprs)
-    } else if let Some(items) = list(&table.primary_key) {
+    } else if let Some(items) = list(&key) {
         Access::KeyList(items)
     } else if let Some((n, items)) = uniques().find_map(|(n, u)| list(&u.columns).map(|i| (n, i))) {
         Access::UniqueList(n, items)

@@ -71,7 +71,7 @@ impl Connection {
             )));
         }
         let names: Vec<String> = match plan.columns.is_empty() {
-            true => table.columns.iter().map(|c| c.name.clone()).collect(),
+            true => table.visible().iter().map(|c| c.name.clone()).collect(),
             false => plan.columns.clone(),
         };
         for (n, name) in names.iter().enumerate() {

@@ -33,7 +33,7 @@ fn origin(plan: &LogicalPlan, i: usize) -> Option<ColumnOrigin> {
                 Some(p) => *p.get(i)?,
                 None => i,
             };
-            (index < table.def.columns.len())
+            (index < table.def.visible().len())
                 .then(|| ColumnOrigin::of(&table.def, index))
                 .flatten()
         }

@@ -60,8 +60,11 @@ pub(crate) struct Table {
 impl Table {
     pub fn new(def: Arc<TableDef>) -> Table {
         let schema = table_schema(&def);
-        let constraints =
-            Constraints::new_unverified(vec![Constraint::PrimaryKey(def.primary_key.clone())]);
+        let keys = match def.primary_key.is_empty() {
+            true => Vec::new(),
+            false => vec![Constraint::PrimaryKey(def.primary_key.clone())],
+        };
+        let constraints = Constraints::new_unverified(keys);
         Table {
             def,
             schema,
@@ -217,7 +220,7 @@ impl TableProvider for Table {
         }
         let columns: Vec<usize> = match projection {
             Some(p) => p.clone(),
-            None => (0..self.def.columns.len()).collect(),
+            None => (0..self.def.visible().len()).collect(),
         };
         let schema = Arc::new(self.schema.project(&columns)?);
         let partition = Arc::new(Partition {

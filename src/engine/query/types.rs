@@ -115,7 +115,7 @@ fn from_tag(tag: &str) -> Option<SqlType> {
 /// A table's columns as an Arrow schema.
 pub(crate) fn table_schema(t: &TableDef) -> SchemaRef {
     let fields: Vec<FieldRef> = t
-        .columns
+        .visible()
         .iter()
         .map(|c| tagged(Field::new(c.name.clone(), arrow_type(&c.ty), true), &c.ty))
         .collect();

@@ -282,7 +282,7 @@ pub const HIDDEN: [(&str, &str); 4] = [
 ];
 
 fn pk_list(def: &TableDef) -> String {
-    def.primary_key
+    def.key_columns()
         .iter()
         .map(|&i| quote(def.storage_name(i)))
         .collect::<Vec<_>>()
@@ -290,7 +290,7 @@ fn pk_list(def: &TableDef) -> String {
 }
 
 fn pk_where(def: &TableDef) -> String {
-    def.primary_key
+    def.key_columns()
         .iter()
         .map(|&i| format!("{} = ?", quote(def.storage_name(i))))
         .collect::<Vec<_>>()
@@ -307,9 +307,11 @@ fn select_list(def: &TableDef) -> String {
         .join(", ")
 }
 
-/// The data columns an UPDATE sets: every column outside the primary key.
+/// The data columns an UPDATE sets: every column outside the key rows
+/// are stored under.
 pub fn non_key_columns(def: &TableDef) -> impl Iterator<Item = usize> + '_ {
-    (0..def.columns.len()).filter(|i| !def.primary_key.contains(i))
+    let key = def.key_columns();
+    (0..def.columns.len()).filter(move |i| !key.contains(i))
 }
 
 /// The statements of one user table.
@@ -340,7 +342,7 @@ pub fn row_cql(keyspace: &str, def: &TableDef) -> RowCql {
         .map(|c| format!("{c} = ?"))
         .collect();
     let pks = pk_list(def);
-    let markers = vec!["?"; def.primary_key.len()].join(", ");
+    let markers = vec!["?"; def.key_columns().len()].join(", ");
     RowCql {
         read: format!("SELECT {select} FROM {table} WHERE {}", pk_where(def)),
         insert: format!("INSERT INTO {table} ({select}) VALUES ({all_markers}) IF NOT EXISTS"),
@@ -454,6 +456,7 @@ mod tests {
             not_null: false,
             default: None,
             identity: None,
+            hidden: false,
             storage: Default::default(),
         }
     }

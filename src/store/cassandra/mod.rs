@@ -126,7 +126,7 @@ fn lwt_answer(rows: &Rows) -> StoreResult<Option<Named<'_>>> {
 /// The key's values, typed, from its canonical bytes.
 fn key_values(table: &TableDef, pk: &[u8]) -> StoreResult<Vec<Value>> {
     let types: Vec<_> = table
-        .primary_key
+        .key_columns()
         .iter()
         .map(|&i| table.columns[i].ty.clone())
         .collect();
@@ -137,7 +137,7 @@ fn key_values(table: &TableDef, pk: &[u8]) -> StoreResult<Vec<Value>> {
 fn key_binds(table: &TableDef, stmts: &TableStatements, pk: &[u8]) -> StoreResult<Vec<Bind>> {
     Ok(key_values(table, pk)?
         .iter()
-        .zip(&table.primary_key)
+        .zip(table.key_columns().iter())
         .map(|(v, &i)| set(to_cql_as(v, &stmts.column_types[i])))
         .collect())
 }
@@ -327,9 +327,10 @@ impl Store for CassandraStore {
         let stmts = self.stmts.table(table).await?;
         let mut key = key_binds(table, &stmts, pk)?;
         let mut binds: Vec<Bind> = Vec::with_capacity(table.columns.len() + 3);
+        let key_columns = table.key_columns();
         for i in 0..table.columns.len() {
             // The key columns hold the canonical key, so equal keys share a partition.
-            let bind = if let Some(k) = table.primary_key.iter().position(|&p| p == i) {
+            let bind = if let Some(k) = key_columns.iter().position(|&p| p == i) {
                 std::mem::replace(&mut key[k], MaybeUnset::Unset)
             } else {
                 let added = table.columns[i].storage.missing.is_some();

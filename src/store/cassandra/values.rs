@@ -237,8 +237,9 @@ impl Named<'_> {
     /// nor `__live`: it is live, at version nil (which CAS spells `IF
     /// __version = null`), until keyclaim first writes it.
     pub fn row(&self, table: &TableDef) -> StoreResult<Option<(Vec<u8>, RowRecord)>> {
-        let mut key = Vec::with_capacity(table.primary_key.len());
-        for &i in &table.primary_key {
+        let key_columns = table.key_columns();
+        let mut key = Vec::with_capacity(key_columns.len());
+        for &i in key_columns.iter() {
             let c = &table.columns[i];
             match from_cql(&c.ty, self.get(table.storage_name(i)))? {
                 Value::Null => return Ok(None),
@@ -386,6 +387,7 @@ mod tests {
                 not_null: true,
                 default: None,
                 identity: None,
+                hidden: false,
                 storage: Default::default(),
             }],
             primary_key: vec![0],

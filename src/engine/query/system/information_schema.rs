@@ -371,7 +371,7 @@ fn facts(ty: &SqlType) -> TypeFacts {
 
 fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cell>> + 'a {
     let db = s.database.as_str();
-    t.columns.iter().enumerate().map(move |(i, c)| {
+    t.visible().iter().enumerate().map(move |(i, c)| {
         let f = facts(&c.ty);
         let nullable = !c.not_null;
         let udt = postgres_type_name(&c.ty);
@@ -441,7 +441,7 @@ fn postgres_type_name(ty: &SqlType) -> String {
 /// A table's NOT NULL columns as PostgreSQL names their CHECK constraints.
 fn not_nulls(t: &TableDef) -> impl Iterator<Item = (String, &str)> {
     let rel = oids::relation(t);
-    t.columns
+    t.visible()
         .iter()
         .enumerate()
         .filter(|(_, c)| c.not_null)

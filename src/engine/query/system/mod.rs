@@ -244,7 +244,9 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
             constraint: Some(oids::pkey_constraint(t)),
         });
     }
-    for u in &t.uniques {
+    // A primary key added to a table keyed by a hidden row id is shown
+    // once, as the primary key above.
+    for u in t.uniques.iter().filter(|u| !u.primary) {
         out.push(Index {
             oid: oids::unique_index(u),
             name: &u.name,

@@ -802,7 +802,7 @@ fn classes(s: &Snapshot) -> Vec<Vec<Cell>> {
             PUBLIC_NAMESPACE,
             "r",
             2,
-            t.columns.len(),
+            t.visible().len(),
             !indexes_of(t).is_empty(),
         );
         row[RELHASTRIGGERS] = triggers.contains(t.name.as_str()).into();
@@ -950,7 +950,7 @@ fn attributes(s: &Snapshot) -> Vec<Vec<Cell>> {
     let mut out = Vec::new();
     for t in s.tables() {
         let rel = oids::relation(t);
-        for (i, c) in t.columns.iter().enumerate() {
+        for (i, c) in t.visible().iter().enumerate() {
             let identity = match c.identity {
                 Some(Identity::Always) => "a",
                 Some(Identity::ByDefault) => "d",
@@ -1149,7 +1149,7 @@ fn referenced_columns(c: &Constraint<'_>, r: &Reference<'_>) -> [Cell; 4] {
 fn defaults(s: &Snapshot) -> Vec<Vec<Cell>> {
     s.tables()
         .flat_map(|t| {
-            t.columns.iter().enumerate().filter_map(move |(i, c)| {
+            t.visible().iter().enumerate().filter_map(move |(i, c)| {
                 // An identity column's values come from its sequence, not
                 // a default (PostgreSQL has no pg_attrdef row for it).
                 let d = c.default.as_ref().filter(|_| c.identity.is_none())?;
