@@ -7,9 +7,9 @@
 //! - [`server`]: TCP listener, connection limit, TLS, graceful shutdown.
 //! - [`wire`]: each connection's message loop (pgwire's, with a guard that
 //!   finds invalid UTF-8 in the raw bytes), pgwire handlers (startup and
-//!   auth, simple and extended query, COPY FROM STDIN in `wire::copy`),
-//!   parameter decoding, row encoding, and the one place errors become
-//!   ErrorResponses.
+//!   auth, simple and extended query, COPY FROM STDIN in `wire::copy`,
+//!   COPY TO STDOUT in `wire::copy_out`), parameter decoding, row
+//!   encoding, and the one place errors become ErrorResponses.
 //! - [`session`]: one connection's settings and transaction block; session
 //!   statements (SET, SHOW, BEGIN, COMMIT, SAVEPOINT, DISCARD, DEALLOCATE)
 //!   as typed plans in `session::utility`; the advisory locks it holds,
@@ -51,12 +51,16 @@
 //!   and pg_catalog / information_schema with the catalog functions,
 //!   built per execution from a snapshot of the catalog (`query::system`).
 //! - [`sql`]: parsing, planning, expression evaluation; `sql::copy` reads
-//!   COPY's options and its text and CSV formats.
+//!   COPY's options and reads and writes its text and CSV formats;
+//!   `sql::maintenance` accepts VACUUM and ANALYZE, which sqlparser
+//!   misreads.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen
 //!   by others once its transaction commits: DDL is transactional. A
-//!   sequence is a relation there too (`catalog::sequence`). A column's
+//!   sequence is a relation there too (`catalog::sequence`). A table
+//!   without a primary key keys its rows by a hidden row id
+//!   (`catalog::row_id`). A column's
 //!   slot in stored rows and its storage name (`catalog::layout`) let
 //!   columns be added, dropped and renamed without rewriting rows; CHECK
 //!   constraints are `catalog::check` (declared, compiled and printed by

@@ -230,34 +230,16 @@ async fn add_unique(
     columns: &[String],
     nulls_not_distinct: bool,
 ) -> SqlResult<Executed> {
-    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD UNIQUE").await?;
-    let mut cols = Vec::with_capacity(columns.len());
-    for c in columns {
-        cols.push(column_of(table, c)?);
-    }
-    let name = match given {
-        Some(n) => n.to_owned(),
-        None => {
-            let names: Vec<&str> = columns.iter().map(String::as_str).collect();
-            naming::unique_name(&table.name, &names, table.index_names())
-        }
-    };
-    if ddl.lookup(&name).await?.is_some() || ddl::index_exists(ddl, &name).await? {
-        return Err(SqlError::new(
-            sqlstate::DUPLICATE_TABLE,
-            format!("relation \"{name}\" already exists"),
-        ));
-    }
-    let unique = UniqueDef {
-        id: storage_id(&name),
+    let name = given.map(str::to_owned).unwrap_or_else(|| {
+        let names: Vec<&str> = columns.iter().map(String::as_str).collect();
+        naming::unique_name(&table.name, &names, table.index_names())
+    });
+    let key = Key {
         name,
-        columns: cols,
         nulls_not_distinct,
-        is_index: false,
         primary: false,
     };
-    ddl::add_unique(ddl, &table.name, unique).await?;
-    Ok(command("ALTER TABLE", Vec::new()))
+    add_key(ddl, table, key, columns, "ALTER TABLE ... ADD UNIQUE").await
 }
 
 /// ADD [CONSTRAINT name] PRIMARY KEY (cols): only a table keyed by a
@@ -280,12 +262,34 @@ async fn add_primary_key(
             ),
         ));
     }
-    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD PRIMARY KEY").await?;
+    let key = Key {
+        name: given.map_or_else(|| naming::pkey_name(&table.name), str::to_owned),
+        nulls_not_distinct: false,
+        primary: true,
+    };
+    add_key(ddl, table, key, columns, "ALTER TABLE ... ADD PRIMARY KEY").await
+}
+
+/// What ADD UNIQUE and ADD PRIMARY KEY add.
+struct Key {
+    name: String,
+    nulls_not_distinct: bool,
+    primary: bool,
+}
+
+async fn add_key(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    key: Key,
+    columns: &[String],
+    what: &str,
+) -> SqlResult<Executed> {
+    ddl::only_on_a_table_of_this_block(ddl, &table.name, what).await?;
     let mut cols = Vec::with_capacity(columns.len());
     for c in columns {
         cols.push(column_of(table, c)?);
     }
-    let name = given.map_or_else(|| naming::pkey_name(&table.name), str::to_owned);
+    let name = key.name;
     if ddl.lookup(&name).await?.is_some() || ddl::index_exists(ddl, &name).await? {
         return Err(SqlError::new(
             sqlstate::DUPLICATE_TABLE,
@@ -296,9 +300,9 @@ async fn add_primary_key(
         id: storage_id(&name),
         name,
         columns: cols,
-        nulls_not_distinct: false,
+        nulls_not_distinct: key.nulls_not_distinct,
         is_index: false,
-        primary: true,
+        primary: key.primary,
     };
     ddl::add_unique(ddl, &table.name, unique).await?;
     Ok(command("ALTER TABLE", Vec::new()))

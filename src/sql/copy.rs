@@ -6,12 +6,26 @@ use sqlparser::ast;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use super::plan::{ident, table_name};
-use crate::error::{SqlError, SqlResult};
+use crate::error::{sqlstate, SqlError, SqlResult};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Format {
     Text,
     Csv,
+}
+
+/// How COPY's records are written, read and written alike.
+#[derive(Debug, Clone)]
+pub struct Records {
+    pub format: Format,
+    /// CSV: the first line names the columns (skipped when read).
+    pub header: bool,
+    pub delimiter: char,
+    /// What a NULL is written as: `\N` in text, an unquoted empty field
+    /// in CSV.
+    pub null: String,
+    pub quote: char,
+    pub escape: char,
 }
 
 /// `COPY t [(cols)] FROM STDIN [WITH (...)]`.
@@ -20,15 +34,30 @@ pub struct CopyFrom {
     pub table: String,
     /// The columns named; empty: every column, in order.
     pub columns: Vec<String>,
-    pub format: Format,
-    /// CSV: the first line names the columns and is skipped.
-    pub header: bool,
-    pub delimiter: char,
-    /// What a NULL is written as: `\N` in text, an unquoted empty field
-    /// in CSV.
-    pub null: String,
-    pub quote: char,
-    pub escape: char,
+    pub records: Records,
+}
+
+/// What `COPY ... TO STDOUT` writes out.
+#[derive(Debug, Clone)]
+pub enum CopySource {
+    /// A table's columns (empty: every column, in order).
+    Table { table: String, columns: Vec<String> },
+    /// `COPY (query) TO STDOUT`: the query's text.
+    Query(String),
+}
+
+/// `COPY {t [(cols)] | (query)} TO STDOUT [WITH (...)]`.
+#[derive(Debug, Clone)]
+pub struct CopyTo {
+    pub source: CopySource,
+    pub records: Records,
+}
+
+/// The COPY statements keyclaim runs.
+#[derive(Debug, Clone)]
+pub enum Copy {
+    From(CopyFrom),
+    To(CopyTo),
 }
 
 /// COPY's boolean options written `ON` / `OFF` (`WITH (FREEZE ON)`, as
@@ -78,7 +107,7 @@ fn unsupported(what: &str) -> SqlError {
 }
 
 /// The COPY statement keyclaim runs, or 0A000 for the other forms.
-pub fn copy_from(stmt: &ast::Statement) -> SqlResult<CopyFrom> {
+pub fn copy(stmt: &ast::Statement) -> SqlResult<Copy> {
     let ast::Statement::Copy {
         source,
         to,
@@ -90,22 +119,54 @@ pub fn copy_from(stmt: &ast::Statement) -> SqlResult<CopyFrom> {
     else {
         return Err(unsupported("this statement"));
     };
+    let records = records(options, legacy_options)?;
+    if *to {
+        if !matches!(target, ast::CopyTarget::Stdout) {
+            return Err(SqlError::unsupported(
+                "COPY to a file or a program is not supported",
+                "COPY TO instructs the server to write a file, and keyclaim has none of the client's. You may want a client-side facility such as psql's \\copy.",
+            ));
+        }
+        let source = match source {
+            ast::CopySource::Table {
+                table_name: name,
+                columns,
+            } => CopySource::Table {
+                table: table_name(name)?,
+                columns: columns.iter().map(ident).collect(),
+            },
+            ast::CopySource::Query(q) => CopySource::Query(q.to_string()),
+        };
+        return Ok(Copy::To(CopyTo { source, records }));
+    }
     let ast::CopySource::Table {
         table_name: name,
         columns,
     } = source
     else {
-        return Err(unsupported("COPY of a query"));
+        return Err(SqlError::new(
+            sqlstate::SYNTAX_ERROR,
+            "COPY FROM does not take a query",
+        ));
     };
-    if *to {
-        return Err(unsupported("COPY ... TO"));
-    }
     if !matches!(target, ast::CopyTarget::Stdin) {
         return Err(SqlError::unsupported(
             "COPY from a file or a program is not supported",
             "COPY FROM instructs the server to read a file, and keyclaim has none of the client's. You may want a client-side facility such as psql's \\copy.",
         ));
     }
+    Ok(Copy::From(CopyFrom {
+        table: table_name(name)?,
+        columns: columns.iter().map(ident).collect(),
+        records,
+    }))
+}
+
+/// The format options, from both spellings.
+fn records(
+    options: &[ast::CopyOption],
+    legacy_options: &[ast::CopyLegacyOption],
+) -> SqlResult<Records> {
     let mut format = Format::Text;
     let mut header = false;
     let mut delimiter = None;
@@ -138,7 +199,17 @@ pub fn copy_from(stmt: &ast::Statement) -> SqlResult<CopyFrom> {
     }
     for o in legacy_options {
         match o {
-            ast::CopyLegacyOption::Csv(_) => format = Format::Csv,
+            ast::CopyLegacyOption::Csv(csv) => {
+                format = Format::Csv;
+                for o in csv {
+                    match o {
+                        ast::CopyLegacyCsvOption::Header => header = true,
+                        ast::CopyLegacyCsvOption::Quote(q) => quote = *q,
+                        ast::CopyLegacyCsvOption::Escape(e) => escape = Some(*e),
+                        other => return Err(unsupported(&format!("COPY option {other}"))),
+                    }
+                }
+            }
             ast::CopyLegacyOption::Header => header = true,
             ast::CopyLegacyOption::Delimiter(d) => delimiter = Some(*d),
             ast::CopyLegacyOption::Null(n) => null = Some(n.clone()),
@@ -152,9 +223,7 @@ pub fn copy_from(stmt: &ast::Statement) -> SqlResult<CopyFrom> {
             "COPY HEADER available only in CSV mode",
         ));
     }
-    Ok(CopyFrom {
-        table: table_name(name)?,
-        columns: columns.iter().map(ident).collect(),
+    Ok(Records {
         format,
         header,
         delimiter: delimiter.unwrap_or(match format {
@@ -170,7 +239,7 @@ pub fn copy_from(stmt: &ast::Statement) -> SqlResult<CopyFrom> {
     })
 }
 
-impl CopyFrom {
+impl Records {
     /// Where the next record ends in `data` (the index of its newline),
     /// None while it is incomplete: in CSV a quoted field may hold
     /// newlines.
@@ -240,6 +309,68 @@ impl CopyFrom {
     fn csv_value(&self, field: String, quoted: bool) -> Option<String> {
         (quoted || field != self.null).then_some(field)
     }
+
+    /// One record as COPY TO writes it, its newline included: each field
+    /// (None is NULL) escaped as PostgreSQL's CopyAttributeOutText /
+    /// CopyAttributeOutCSV escape it.
+    pub fn record<'a>(&self, fields: impl ExactSizeIterator<Item = Option<&'a str>>) -> String {
+        let mut out = String::new();
+        let alone = fields.len() == 1;
+        for (n, field) in fields.enumerate() {
+            if n > 0 {
+                out.push(self.delimiter);
+            }
+            match (field, self.format) {
+                (None, _) => out.push_str(&self.null),
+                (Some(f), Format::Text) => self.escape_text(f, &mut out),
+                (Some(f), Format::Csv) => self.quote_csv(f, alone, &mut out),
+            }
+        }
+        out.push('\n');
+        out
+    }
+
+    fn escape_text(&self, field: &str, out: &mut String) {
+        for c in field.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '\u{8}' => out.push_str("\\b"),
+                '\u{c}' => out.push_str("\\f"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                '\u{b}' => out.push_str("\\v"),
+                c if c == self.delimiter => {
+                    out.push('\\');
+                    out.push(c);
+                }
+                c => out.push(c),
+            }
+        }
+    }
+
+    /// Quoted when it holds the delimiter, the quote, a line break, is
+    /// the NULL string, or is a record's only field and reads `\.` (the
+    /// end marker).
+    fn quote_csv(&self, field: &str, alone: bool, out: &mut String) {
+        let needs = field == self.null
+            || (alone && field == "\\.")
+            || field
+                .chars()
+                .any(|c| c == self.delimiter || c == self.quote || c == '\n' || c == '\r');
+        if !needs {
+            out.push_str(field);
+            return;
+        }
+        out.push(self.quote);
+        for c in field.chars() {
+            if c == self.quote || c == self.escape {
+                out.push(self.escape);
+            }
+            out.push(c);
+        }
+        out.push(self.quote);
+    }
 }
 
 /// A text-format field's backslash escapes: `\t`, `\n`, `\\`, octal and
@@ -304,8 +435,11 @@ fn unescape_text(field: &str) -> String {
 mod tests {
     use super::*;
 
-    fn plan(sql: &str) -> CopyFrom {
-        copy_from(&crate::sql::parse(sql).unwrap()[0]).unwrap()
+    fn plan(sql: &str) -> Records {
+        match copy(&crate::sql::parse(sql).unwrap()[0]).unwrap() {
+            Copy::From(f) => f.records,
+            Copy::To(t) => t.records,
+        }
     }
 
     #[test]
@@ -342,17 +476,43 @@ mod tests {
     }
 
     #[test]
+    fn records_are_written_as_postgresql_writes_them() {
+        let text = plan("COPY t TO STDOUT");
+        assert_eq!(
+            text.record([Some("1"), Some("a\tb\\c\nd"), None].into_iter()),
+            "1\ta\\tb\\\\c\\nd\t\\N\n"
+        );
+        let csv = plan("COPY t TO STDOUT WITH (FORMAT csv)");
+        assert_eq!(
+            csv.record([Some("1"), Some("a,\"b\""), None, Some(""), Some("\\.")].into_iter()),
+            "1,\"a,\"\"b\"\"\",,\"\",\\.\n"
+        );
+        assert_eq!(csv.record([Some("\\.")].into_iter()), "\"\\.\"\n");
+        // What is written reads back the same.
+        let line = csv.record([Some("x\ny"), None, Some("")].into_iter());
+        let end = csv.record_end(line.as_bytes()).unwrap();
+        assert_eq!(
+            csv.fields(&line[..end]).unwrap(),
+            vec![Some("x\ny".into()), None, Some("".into())]
+        );
+    }
+
+    #[test]
     fn other_forms_are_refused() {
         for sql in [
-            "COPY t TO STDOUT",
+            "COPY t TO '/tmp/x'",
             "COPY t FROM '/etc/passwd'",
             "COPY t FROM STDIN WITH (FORMAT binary)",
-            "COPY (SELECT 1) TO STDOUT",
+            "COPY t TO STDOUT WITH (FORMAT binary)",
         ] {
-            assert!(
-                copy_from(&crate::sql::parse(sql).unwrap()[0]).is_err(),
-                "{sql}"
-            );
+            assert!(copy(&crate::sql::parse(sql).unwrap()[0]).is_err(), "{sql}");
         }
+        assert!(matches!(
+            copy(&crate::sql::parse("COPY (SELECT 1) TO STDOUT").unwrap()[0]),
+            Ok(Copy::To(CopyTo {
+                source: CopySource::Query(_),
+                ..
+            }))
+        ));
     }
 }

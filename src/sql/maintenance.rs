@@ -19,17 +19,7 @@ pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !tokens.iter().any(|t| command(&t.token).is_some()) {
         return tokens;
     }
-    let mut out = Vec::with_capacity(tokens.len());
-    let mut statement = Vec::new();
-    for t in tokens {
-        let end = matches!(t.token, Token::SemiColon);
-        statement.push(t);
-        if end {
-            out.extend(rewrite_statement(std::mem::take(&mut statement)));
-        }
-    }
-    out.extend(rewrite_statement(statement));
-    out
+    super::each_statement(tokens, rewrite_statement)
 }
 
 /// The command tag a leading word starts: VACUUM, or ANALYZE (ANALYSE).
@@ -87,16 +77,10 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     // Tables, perhaps qualified (the last part names it), each perhaps
     // with a column list, separated by commas.
     let mut names: Vec<String> = Vec::new();
-    while let Some(Token::Word(w)) = at(n) {
-        let mut name = folded(w);
-        n += 1;
-        while matches!(at(n), Some(Token::Period)) {
-            let Some(Token::Word(w)) = at(n + 1) else {
-                return tokens;
-            };
-            name = folded(w);
-            n += 2;
-        }
+    while let Some(Token::Word(_)) = at(n) {
+        let Some(name) = super::qualified_name(&at, &mut n) else {
+            return tokens;
+        };
         names.push(name);
         if matches!(at(n), Some(Token::LParen)) {
             while !matches!(at(n), Some(Token::RParen)) {
@@ -137,14 +121,6 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         out.extend_from_slice(&tokens[end..]);
     }
     out
-}
-
-/// An identifier as PostgreSQL folds it.
-fn folded(w: &Word) -> String {
-    match w.quote_style {
-        Some(_) => w.value.clone(),
-        None => w.value.to_lowercase(),
-    }
 }
 
 /// The command tag and the tables named, from the values [`rewrite`] set.

@@ -15,7 +15,7 @@ mod time_zone;
 use sqlparser::ast::Statement;
 use sqlparser::dialect::PostgreSqlDialect;
 use sqlparser::parser::{Parser, ParserError};
-use sqlparser::tokenizer::Tokenizer;
+use sqlparser::tokenizer::{TokenWithSpan, Tokenizer};
 
 use crate::error::{SqlError, SqlResult};
 
@@ -45,6 +45,58 @@ fn rewrite(
     let tokens = time_zone::rewrite(locking::rewrite(tokens));
     let tokens = set_constraints::rewrite(sequence_options::rewrite(tokens));
     copy::rewrite(maintenance::rewrite(tokens))
+}
+
+/// Each statement of a query string (its tokens up to and including a
+/// `;`) rewritten on its own by `rewrite_statement`: a string may hold
+/// several (Django sends `ALTER TABLE ...; SET CONSTRAINTS ...` as one).
+fn each_statement(
+    tokens: Vec<TokenWithSpan>,
+    rewrite_statement: impl Fn(Vec<TokenWithSpan>) -> Vec<TokenWithSpan>,
+) -> Vec<TokenWithSpan> {
+    let mut out = Vec::with_capacity(tokens.len());
+    let mut statement = Vec::new();
+    for t in tokens {
+        let end = matches!(t.token, sqlparser::tokenizer::Token::SemiColon);
+        statement.push(t);
+        if end {
+            out.extend(rewrite_statement(std::mem::take(&mut statement)));
+        }
+    }
+    out.extend(rewrite_statement(statement));
+    out
+}
+
+/// A name, perhaps qualified (its last part names it), at token `*n` of
+/// those `at` numbers, as PostgreSQL folds it; `*n` moves past it. None
+/// when no name is there, or a qualified one is cut short.
+fn qualified_name<'t>(
+    at: &impl Fn(usize) -> Option<&'t sqlparser::tokenizer::Token>,
+    n: &mut usize,
+) -> Option<String> {
+    use sqlparser::tokenizer::Token;
+    let Some(Token::Word(w)) = at(*n) else {
+        return None;
+    };
+    let mut name = folded(w);
+    *n += 1;
+    while matches!(at(*n), Some(Token::Period)) {
+        let Some(Token::Word(w)) = at(*n + 1) else {
+            return None;
+        };
+        name = folded(w);
+        *n += 2;
+    }
+    Some(name)
+}
+
+/// An identifier as PostgreSQL folds it: quoted as written, else lower
+/// case.
+fn folded(w: &sqlparser::tokenizer::Word) -> String {
+    match w.quote_style {
+        Some(_) => w.value.clone(),
+        None => w.value.to_lowercase(),
+    }
 }
 
 /// sqlparser says `Expected: X, found: TOKEN at Line: L, Column: C`;

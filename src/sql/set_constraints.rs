@@ -28,17 +28,7 @@ pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     {
         return tokens;
     }
-    let mut out = Vec::with_capacity(tokens.len());
-    let mut statement = Vec::new();
-    for t in tokens {
-        let end = matches!(t.token, Token::SemiColon);
-        statement.push(t);
-        if end {
-            out.extend(rewrite_statement(std::mem::take(&mut statement)));
-        }
-    }
-    out.extend(rewrite_statement(statement));
-    out
+    super::each_statement(tokens, rewrite_statement)
 }
 
 fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
@@ -61,18 +51,9 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         n += 1;
     } else {
         loop {
-            let Some(Token::Word(w)) = at(n) else {
+            let Some(name) = super::qualified_name(&at, &mut n) else {
                 return tokens;
             };
-            let mut name = folded(w);
-            n += 1;
-            while matches!(at(n), Some(Token::Period)) {
-                let Some(Token::Word(w)) = at(n + 1) else {
-                    return tokens;
-                };
-                name = folded(w);
-                n += 2;
-            }
             names.push(name);
             if !matches!(at(n), Some(Token::Comma)) {
                 break;
@@ -106,14 +87,6 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     }
     out.extend_from_slice(&tokens[solid[n] + 1..]);
     out
-}
-
-/// An identifier as PostgreSQL folds it.
-fn folded(w: &Word) -> String {
-    match w.quote_style {
-        Some(_) => w.value.clone(),
-        None => w.value.to_lowercase(),
-    }
 }
 
 /// The names (None: ALL) and whether they become DEFERRED, from the values

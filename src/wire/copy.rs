@@ -160,7 +160,7 @@ impl Connection {
             copy.ended = true;
             return;
         }
-        if copy.plan.header && copy.line == 1 {
+        if copy.plan.records.header && copy.line == 1 {
             return;
         }
         match self.write_record(copy, &line).await {
@@ -174,6 +174,7 @@ impl Connection {
         let whole = || format!("{at}: \"{}\"", line.trim_end_matches('\r'));
         let fields = copy
             .plan
+            .records
             .fields(line)
             .map_err(|e| e.with_context(whole()))?;
         if fields.len() > copy.names.len() {
@@ -235,7 +236,7 @@ impl CopyHandler for Connection {
             return Ok(());
         }
         copy.pending.extend_from_slice(&data.data);
-        while let Some(end) = copy.plan.record_end(&copy.pending) {
+        while let Some(end) = copy.plan.records.record_end(&copy.pending) {
             let mut record: Vec<u8> = copy.pending.drain(..=end).collect();
             record.pop();
             self.copy_record(copy, record).await;

@@ -19,6 +19,7 @@
 
 mod auth;
 mod copy;
+mod copy_out;
 mod encode;
 mod errors;
 mod extended;

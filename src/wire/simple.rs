@@ -22,6 +22,7 @@ use super::interrupt::Interrupt;
 use super::statement::{completion, Ran};
 use super::Connection;
 use crate::engine::Prepared;
+use crate::sql::copy::Copy;
 
 /// Only semicolons and whitespace: PostgreSQL answers EmptyQueryResponse.
 fn is_empty_query(query: &str) -> bool {
@@ -95,21 +96,26 @@ impl SimpleQueryHandler for Connection {
             }
             let count = statements.len();
             for (n, statement) in statements.into_iter().enumerate() {
-                if matches!(statement, sqlparser::ast::Statement::Copy { .. }) {
-                    if n + 1 < count {
-                        return Err(to_pgwire(crate::error::SqlError::unsupported(
-                            "COPY followed by other statements in one query is not supported",
-                            "send the COPY as a query of its own",
-                        )));
-                    }
-                    let plan = crate::sql::copy::copy_from(&statement)?;
-                    // Boxed: a rare statement's state stays out of every
-                    // query's future.
-                    return Box::pin(self.start_copy(client, plan)).await;
-                }
                 // statement_timeout applies to each statement on its own, and
                 // is read as the statements before it left it.
                 let interrupt = self.interrupt(cancel.clone()).await;
+                if matches!(statement, sqlparser::ast::Statement::Copy { .. }) {
+                    // Boxed: a rare statement's state stays out of every
+                    // query's future.
+                    match crate::sql::copy::copy(&statement)? {
+                        Copy::To(plan) => {
+                            Box::pin(self.copy_out(client, plan, &interrupt)).await?;
+                            continue;
+                        }
+                        Copy::From(_) if n + 1 < count => {
+                            return Err(to_pgwire(crate::error::SqlError::unsupported(
+                                "COPY FROM STDIN followed by other statements in one query is not supported",
+                                "send the COPY as a query of its own",
+                            )));
+                        }
+                        Copy::From(plan) => return Box::pin(self.start_copy(client, plan)).await,
+                    }
+                }
                 // Each is planned just before it runs, so it sees the tables
                 // the statements before it created.
                 let prepared = interrupt
