@@ -1,6 +1,6 @@
 //! Real ORMs, unchanged, against keyclaim and against PostgreSQL: each
 //! application in tests/orm (SQLAlchemy 2 on psycopg2 and on psycopg 3,
-//! Django 5.2 on both, asyncpg) runs once against a fresh PostgreSQL
+//! Django 5.2 on both, Alembic migrations on both, asyncpg) runs once against a fresh PostgreSQL
 //! database and once against a fresh keyclaim, and prints a transcript of
 //! what it observed (rows, counts, SQLSTATEs, constraint names); the two
 //! transcripts must be identical.
@@ -170,6 +170,16 @@ async fn django_on_psycopg3() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn django_on_psycopg2() {
     compare("django_app.py", &["psycopg2"], "django_psycopg2").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alembic_on_psycopg2() {
+    compare("alembic_app.py", &["psycopg2"], "alembic_psycopg2").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn alembic_on_psycopg3() {
+    compare("alembic_app.py", &["psycopg"], "alembic_psycopg").await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
