@@ -155,6 +155,11 @@ async fn errors_carry_postgres_sqlstates() {
             "UPDATE logs SET a = 2 FROM users WHERE users.id = logs.a",
             SqlState::FEATURE_NOT_SUPPORTED,
         ),
+        // Only the extensions whose functions keyclaim has built in.
+        (
+            "CREATE EXTENSION IF NOT EXISTS postgis",
+            SqlState::FEATURE_NOT_SUPPORTED,
+        ),
         (
             "INSERT INTO users SELECT * FROM users",
             SqlState::UNIQUE_VIOLATION,

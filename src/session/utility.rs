@@ -63,7 +63,15 @@ pub enum Utility {
         tag: &'static str,
         tables: Vec<String>,
     },
+    /// CREATE EXTENSION of one whose functions keyclaim has built in
+    /// ([`BUILT_IN_EXTENSIONS`]): nothing to install.
+    CreateExtension,
 }
+
+/// The extensions whose functions keyclaim provides itself: pgcrypto's
+/// `gen_random_uuid()`, uuid-ossp's `uuid_generate_v4()`, and plpgsql
+/// (present in every PostgreSQL database).
+pub const BUILT_IN_EXTENSIONS: &[&str] = &["pgcrypto", "uuid-ossp", "plpgsql"];
 
 /// The forms of SET.
 #[derive(Debug, Clone)]
@@ -143,6 +151,16 @@ impl Utility {
                 sqlparser::ast::CloseCursor::Specific { name } => Some(ident_name(name)),
             })),
             Statement::UNLISTEN { .. } => Ok(Utility::Unlisten),
+            Statement::CreateExtension(ce) => {
+                let name = ident_name(&ce.name);
+                match BUILT_IN_EXTENSIONS.contains(&name.as_str()) {
+                    true => Ok(Utility::CreateExtension),
+                    false => Err(SqlError::unsupported(
+                        format!("extension \"{name}\" is not available"),
+                        "keyclaim has pgcrypto's gen_random_uuid() and uuid-ossp's uuid_generate_v4() built in, and no other extension",
+                    )),
+                }
+            }
             _ => return None,
         };
         Some(planned)
@@ -192,6 +210,7 @@ pub fn execute(session: &mut Session, utility: &Utility) -> SqlResult<Executed> 
         )),
         Utility::Unlisten => Ok(command("UNLISTEN")),
         Utility::Maintenance { tag, .. } => Ok(command(tag)),
+        Utility::CreateExtension => Ok(command("CREATE EXTENSION")),
     }
 }
 
