@@ -151,6 +151,60 @@ async fn a_unique_index_built_elsewhere_binds_every_writer() {
     test.cleanup().await;
 }
 
+/// A table without a primary key: rows from two proxies never collide
+/// (each is keyed by its own hidden row id), and a primary key added on
+/// one proxy binds the other's writes once the ALTER TABLE returns.
+#[tokio::test]
+async fn a_primary_key_added_elsewhere_to_a_table_without_one_binds_every_writer() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let (mut a, mut b) = (Proxy::new(&test), Proxy::new(&test));
+    a.run("CREATE TABLE h (id int, v text)").await.unwrap();
+    for n in 1..=5 {
+        a.run(&format!("INSERT INTO h VALUES ({n}, 'a')"))
+            .await
+            .unwrap();
+        b.run(&format!("INSERT INTO h VALUES ({}, 'b')", n + 5))
+            .await
+            .unwrap();
+    }
+    // The same values twice is two rows: nothing keys them but the row id.
+    b.run("INSERT INTO h VALUES (11, 'b'), (11, 'b')")
+        .await
+        .unwrap();
+    let count = |rows: Vec<Vec<Value>>| rows[0][0].clone();
+    assert_eq!(
+        count(a.rows("SELECT count(*) FROM h").await),
+        Value::Int8(12)
+    );
+    // A duplicate fails the build and leaves nothing.
+    assert_eq!(
+        a.code_of("ALTER TABLE h ADD PRIMARY KEY (id)").await,
+        "23505"
+    );
+    assert_eq!(
+        b.code_of("INSERT INTO h VALUES (12, 'b'), (12, 'b')").await,
+        "ok"
+    );
+    b.run("DELETE FROM h WHERE id IN (11, 12)").await.unwrap();
+    a.run("ALTER TABLE h ADD PRIMARY KEY (id)").await.unwrap();
+    assert_eq!(
+        b.code_of("INSERT INTO h VALUES (3, 'again')").await,
+        "23505"
+    );
+    assert_eq!(
+        b.code_of("INSERT INTO h (v) VALUES ('no id')").await,
+        "23502"
+    );
+    assert_eq!(b.code_of("INSERT INTO h VALUES (13, 'b')").await, "ok");
+    assert_eq!(a.code_of("INSERT INTO h VALUES (13, 'a')").await, "23505");
+    assert_eq!(
+        b.rows("SELECT v FROM h WHERE id = 7").await,
+        vec![vec![Value::Text("b".into())]]
+    );
+    test.cleanup().await;
+}
+
 /// A CHECK constraint added on one proxy binds the others' writes once
 /// the ALTER TABLE returns, statements they prepared before included
 /// (their plans compile the constraints, so the change re-plans them).
