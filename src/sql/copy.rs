@@ -63,38 +63,34 @@ pub enum Copy {
 /// COPY's boolean options written `ON` / `OFF` (`WITH (FREEZE ON)`, as
 /// pgbench -i sends it), which sqlparser takes only as TRUE / FALSE.
 pub fn rewrite(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let word = |t: &Token| match t {
-        Token::Word(w) if w.quote_style.is_none() => Some(w.value.to_lowercase()),
-        _ => None,
-    };
+    // Every statement's tokens pass here: no allocation.
+    let is = |t: &Token, word: &str| matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word));
     let mut in_copy = false;
     let mut first = true;
-    let mut previous: Option<String> = None;
+    let mut boolean_option = false;
     for t in tokens.iter_mut() {
         match &t.token {
             Token::Whitespace(_) => continue,
             Token::SemiColon => {
                 first = true;
                 in_copy = false;
-                previous = None;
+                boolean_option = false;
                 continue;
             }
             _ => {}
         }
-        let this = word(&t.token);
         if first {
-            in_copy = this.as_deref() == Some("copy");
+            in_copy = is(&t.token, "copy");
             first = false;
         }
-        let boolean = matches!(previous.as_deref(), Some("freeze" | "header"));
-        if in_copy && boolean {
-            match this.as_deref() {
-                Some("on") => t.token = Token::make_keyword("TRUE"),
-                Some("off") => t.token = Token::make_keyword("FALSE"),
-                _ => {}
+        if in_copy && boolean_option {
+            if is(&t.token, "on") {
+                t.token = Token::make_keyword("TRUE");
+            } else if is(&t.token, "off") {
+                t.token = Token::make_keyword("FALSE");
             }
         }
-        previous = this;
+        boolean_option = in_copy && (is(&t.token, "freeze") || is(&t.token, "header"));
     }
     tokens
 }

@@ -23,14 +23,19 @@ pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 }
 
 /// The command tag a leading word starts: VACUUM, or ANALYZE (ANALYSE).
+/// Every statement's tokens pass here: no allocation.
 fn command(t: &Token) -> Option<&'static str> {
-    match t {
-        Token::Word(w) if w.quote_style.is_none() => match w.value.to_lowercase().as_str() {
-            "vacuum" => Some("VACUUM"),
-            "analyze" | "analyse" => Some("ANALYZE"),
-            _ => None,
-        },
-        _ => None,
+    let Token::Word(w) = t else { return None };
+    if w.quote_style.is_some() {
+        return None;
+    }
+    let is = |word: &str| w.value.eq_ignore_ascii_case(word);
+    if is("vacuum") {
+        Some("VACUUM")
+    } else if is("analyze") || is("analyse") {
+        Some("ANALYZE")
+    } else {
+        None
     }
 }
 
