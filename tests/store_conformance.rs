@@ -26,6 +26,7 @@ fn col(name: &str, ty: SqlType) -> ColumnDef {
         default: None,
         identity: None,
         hidden: false,
+        comment: None,
         storage: Default::default(),
     }
 }
@@ -51,6 +52,7 @@ fn table() -> TableDef {
         count_limits: Vec::new(),
         checks: Vec::new(),
         dropped_slots: 0,
+        comment: None,
         referenced_by: Vec::new(),
     }
 }
@@ -329,6 +331,7 @@ async fn composite_key(store: &dyn Store) {
         count_limits: Vec::new(),
         checks: Vec::new(),
         dropped_slots: 0,
+        comment: None,
         referenced_by: Vec::new(),
     };
     store.create_table(&t).await.unwrap();

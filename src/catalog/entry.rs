@@ -192,6 +192,7 @@ mod tests {
                 default: None,
                 identity: None,
                 hidden: false,
+                comment: None,
                 storage: Default::default(),
             }],
             primary_key: vec![0],
@@ -214,6 +215,7 @@ mod tests {
             count_limits: Vec::new(),
             checks: Vec::new(),
             dropped_slots: 0,
+            comment: None,
             referenced_by: Vec::new(),
         })
     }

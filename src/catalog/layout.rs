@@ -116,6 +116,7 @@ mod tests {
             default: None,
             identity: None,
             hidden: false,
+            comment: None,
             storage: ColumnStorage::default(),
         }
     }
@@ -136,6 +137,7 @@ mod tests {
             count_limits: Vec::new(),
             checks: Vec::new(),
             dropped_slots: 0,
+            comment: None,
         }
     }
 

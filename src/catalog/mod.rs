@@ -45,6 +45,9 @@ pub struct ColumnDef {
     /// (`catalog::row_id`): no SQL shows or names it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hidden: bool,
+    /// `COMMENT ON COLUMN`: what pg_description and col_description() show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
     /// Where its values are kept, if not as the plain layout says
     /// (`catalog::layout`).
     #[serde(default, skip_serializing_if = "ColumnStorage::is_plain")]
@@ -117,6 +120,9 @@ pub struct TableDef {
     /// (`catalog::layout`); 0 until a column is dropped.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped_slots: u32,
+    /// `COMMENT ON TABLE`: what pg_description and obj_description() show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub comment: Option<String>,
 }
 
 fn is_zero(n: &u32) -> bool {

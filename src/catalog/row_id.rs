@@ -25,6 +25,7 @@ pub fn column() -> ColumnDef {
         default: Some("gen_random_uuid()".to_owned()),
         identity: None,
         hidden: true,
+        comment: None,
         storage: ColumnStorage::default(),
     }
 }

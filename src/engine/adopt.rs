@@ -77,6 +77,7 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
                 default: None,
                 identity: None,
                 hidden: false,
+                comment: None,
                 storage: Default::default(),
             })
             .collect(),
@@ -90,6 +91,7 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
         count_limits: Vec::new(),
         checks: Vec::new(),
         dropped_slots: 0,
+        comment: None,
         referenced_by: Vec::new(),
     };
     // Another proxy adopting at the same moment wins; use its entry.

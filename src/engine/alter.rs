@@ -121,6 +121,13 @@ async fn change_definition(
         dropped.clear();
         for op in ops {
             match op {
+                AlterOp::Comment { column, text } => match column {
+                    None => next.comment = text.clone(),
+                    Some(c) => {
+                        let i = column_of(&next, c)?;
+                        next.columns[i].comment = text.clone();
+                    }
+                },
                 AlterOp::Default { column, default } => {
                     let i = column_of(&next, column)?;
                     if next.columns[i].identity.is_some() {
@@ -219,7 +226,7 @@ async fn change_definition(
             ddl.store.drop_claims(&u.id).await.map_err(store_error)?;
         }
     }
-    Ok(command("ALTER TABLE", notices))
+    Ok(command(crate::sql::alter::command_word(ops), notices))
 }
 
 /// ADD [CONSTRAINT name] UNIQUE (cols): built as CREATE UNIQUE INDEX builds.

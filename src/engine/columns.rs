@@ -61,6 +61,7 @@ pub async fn add_column(
         default: new.default.as_ref().map(ToString::to_string),
         identity: None,
         hidden: false,
+        comment: None,
         storage: ColumnStorage {
             slot: None,
             missing: Some(missing.clone()),

@@ -65,6 +65,7 @@ static NO_TABLE: TableDef = TableDef {
     count_limits: Vec::new(),
     checks: Vec::new(),
     dropped_slots: 0,
+    comment: None,
     referenced_by: Vec::new(),
 };
 

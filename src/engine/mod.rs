@@ -1006,6 +1006,7 @@ fn statement_kind(stmt: &Statement) -> &'static str {
         | Statement::CreateIndex(_)
         | Statement::CreateSequence { .. }
         | Statement::AlterTable(_)
+        | Statement::Comment { .. }
         | Statement::Drop { .. } => "ddl",
         _ => "session",
     }

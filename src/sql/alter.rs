@@ -20,6 +20,12 @@ pub struct AlterTable {
 
 #[derive(Debug, Clone)]
 pub enum AlterOp {
+    /// `COMMENT ON TABLE t` (no column) or `COMMENT ON COLUMN t.c`: the
+    /// text, or None (`IS NULL`) to remove it.
+    Comment {
+        column: Option<String>,
+        text: Option<String>,
+    },
     /// ADD [CONSTRAINT name] PRIMARY KEY (cols), on a table keyed by a
     /// hidden row id (`catalog::row_id`).
     AddPrimaryKey {
@@ -172,6 +178,56 @@ fn unsupported(what: impl std::fmt::Display) -> SqlError {
         format!("ALTER TABLE ... {what} is not supported"),
         "keyclaim's ALTER TABLE adds, drops and renames columns, makes varchar columns longer, adds and drops UNIQUE, FOREIGN KEY and CHECK constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
     )
+}
+
+impl AlterTable {
+    pub fn command_word(&self) -> &'static str {
+        command_word(&self.ops)
+    }
+}
+
+/// The command tag of these changes: COMMENT for a comment, else ALTER
+/// TABLE.
+pub fn command_word(ops: &[AlterOp]) -> &'static str {
+    match ops {
+        [AlterOp::Comment { .. }] => "COMMENT",
+        _ => "ALTER TABLE",
+    }
+}
+
+/// `COMMENT ON {TABLE t | COLUMN t.c} IS 'text' | NULL`: a change of the
+/// table's definition, as ALTER TABLE makes one; other objects 0A000.
+pub fn comment(
+    object_type: &ast::CommentObject,
+    name: &ast::ObjectName,
+    text: &Option<String>,
+) -> SqlResult<AlterTable> {
+    let parts: Vec<String> = name
+        .0
+        .iter()
+        .map(|p| p.as_ident().map(ident).unwrap_or_else(|| p.to_string()))
+        .collect();
+    let (table, column) = match (object_type, parts.as_slice()) {
+        (ast::CommentObject::Table, [.., t]) => (t.clone(), None),
+        (ast::CommentObject::Column, [.., t, c]) => (t.clone(), Some(c.clone())),
+        (ast::CommentObject::Column, _) => {
+            return Err(SqlError::syntax("column name must be qualified"))
+        }
+        (other, _) => {
+            return Err(SqlError::unsupported(
+                format!("COMMENT ON {other} is not supported"),
+                "keyclaim keeps comments on tables and columns",
+            ))
+        }
+    };
+    Ok(AlterTable {
+        table,
+        if_exists: false,
+        ops: vec![AlterOp::Comment {
+            column,
+            text: text.clone(),
+        }],
+    })
 }
 
 pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {

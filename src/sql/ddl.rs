@@ -279,6 +279,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             default: None,
             identity: None,
             hidden: false,
+            comment: None,
             storage: Default::default(),
         };
         if serial.is_some() {
@@ -429,6 +430,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         count_limits: Vec::new(),
         checks: Vec::new(),
         dropped_slots: 0,
+        comment: None,
         referenced_by: Vec::new(),
     };
     for &i in &pk_cols {

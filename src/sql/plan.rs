@@ -326,7 +326,7 @@ impl Plan {
             Plan::DropTable { .. } => "DROP TABLE",
             Plan::DropIndex { .. } => "DROP INDEX",
             Plan::CreateSequence(_) => "CREATE SEQUENCE",
-            Plan::AlterTable(_) => "ALTER TABLE",
+            Plan::AlterTable(a) => a.command_word(),
             Plan::Truncate(_) => "TRUNCATE TABLE",
             Plan::DropSequence { .. } => "DROP SEQUENCE",
         }
@@ -431,6 +431,16 @@ impl Planner<'_> {
             Statement::AlterTable(at) => {
                 Ok(no_rows(Plan::AlterTable(super::alter::alter_table(at)?)))
             }
+            Statement::Comment {
+                object_type,
+                object_name,
+                comment,
+                if_exists: false,
+            } => Ok(no_rows(Plan::AlterTable(super::alter::comment(
+                object_type,
+                object_name,
+                comment,
+            )?))),
             Statement::CreateSequence {
                 temporary: false,
                 if_not_exists,

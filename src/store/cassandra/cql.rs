@@ -457,6 +457,7 @@ mod tests {
             default: None,
             identity: None,
             hidden: false,
+            comment: None,
             storage: Default::default(),
         }
     }
@@ -481,6 +482,7 @@ mod tests {
             count_limits: Vec::new(),
             checks: Vec::new(),
             dropped_slots: 0,
+            comment: None,
             referenced_by: Vec::new(),
         }
     }

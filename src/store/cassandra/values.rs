@@ -388,6 +388,7 @@ mod tests {
                 default: None,
                 identity: None,
                 hidden: false,
+                comment: None,
                 storage: Default::default(),
             }],
             primary_key: vec![0],
@@ -400,6 +401,7 @@ mod tests {
             count_limits: Vec::new(),
             checks: Vec::new(),
             dropped_slots: 0,
+            comment: None,
             referenced_by: Vec::new(),
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];

@@ -238,13 +238,24 @@ const SPECS: &[Spec] = &[
         name: "obj_description",
         takes: &[&[Arg::Oid], &[Arg::Oid, Arg::Text]],
         gives: Ret::Text,
-        body: nothing,
+        body: |s, a| {
+            let t = oid_arg(a.first()).and_then(|oid| s.table_by_oid(oid));
+            Ok(text(t.and_then(|t| t.comment.clone())))
+        },
     },
     Spec {
         name: "col_description",
         takes: &[&[Arg::Oid, Arg::Int]],
         gives: Ret::Text,
-        body: nothing,
+        body: |s, a| {
+            let t = oid_arg(a.first()).and_then(|oid| s.table_by_oid(oid));
+            let attnum = int_arg(a.get(1));
+            let column = t.and_then(|t| {
+                let i = (0..t.visible().len()).find(|&i| Some(t.attnum(i) as i64) == attnum)?;
+                t.columns[i].comment.clone()
+            });
+            Ok(text(column))
+        },
     },
     Spec {
         name: "shobj_description",

@@ -152,6 +152,14 @@ impl Snapshot {
             .collect()
     }
 
+    /// The table (or sequence) with OID `oid`.
+    fn table_by_oid(&self, oid: u32) -> Option<&TableDef> {
+        self.relations
+            .iter()
+            .find(|r| oids::relation(r) == oid)
+            .map(|r| &**r)
+    }
+
     /// The relation (table, sequence or index) with OID `oid`.
     fn relation_name(&self, oid: u32) -> Option<String> {
         self.relations

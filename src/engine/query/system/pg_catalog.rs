@@ -689,13 +689,12 @@ pub(super) fn is_view(name: &str) -> bool {
 }
 
 /// The relations that are empty in keyclaim, whatever its catalog holds:
-/// it has no comments, inheritance, triggers, enums, ranges, extensions,
+/// it has no inheritance, triggers, enums, ranges, extensions,
 /// collations of its own, row security, extended statistics,
 /// publications, rules, views or role memberships.
 pub(super) const EMPTY: &[&str] = &[
     "pg_auth_members",
     "pg_collation",
-    "pg_description",
     "pg_enum",
     "pg_extension",
     "pg_inherits",
@@ -725,6 +724,7 @@ pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
         "pg_index" => index_rows(s),
         "pg_constraint" => constraint_rows(s),
         "pg_attrdef" => defaults(s),
+        "pg_description" => descriptions(s),
         "pg_sequence" => sequence_rows(s),
         "pg_sequences" => sequences_view(s),
         "pg_am" => access_methods(),
@@ -1144,6 +1144,25 @@ fn referenced_columns(c: &Constraint<'_>, r: &Reference<'_>) -> [Cell; 4] {
         list(equalities.iter().map(|e| e.1)),
         list(equalities.iter().map(|e| e.2)),
     ]
+}
+
+/// COMMENT ON TABLE and COLUMN: objsubid 0 for the table, else the
+/// column's attnum; classoid is pg_class's.
+fn descriptions(s: &Snapshot) -> Vec<Vec<Cell>> {
+    const PG_CLASS: u32 = 1259;
+    let mut out = Vec::new();
+    for t in s.tables() {
+        let rel = oids::relation(t);
+        if let Some(c) = &t.comment {
+            out.push(row![rel, PG_CLASS, 0i32, c.as_str()]);
+        }
+        for (i, col) in t.visible().iter().enumerate() {
+            if let Some(c) = &col.comment {
+                out.push(row![rel, PG_CLASS, t.attnum(i) as i32, c.as_str()]);
+            }
+        }
+    }
+    out
 }
 
 fn defaults(s: &Snapshot) -> Vec<Vec<Cell>> {
