@@ -383,7 +383,7 @@ fn columns<'a>(s: &'a Snapshot, t: &'a TableDef) -> impl Iterator<Item = Vec<Cel
             .and_then(|_| crate::engine::sequence::owned_sequence(c))
             .and_then(|name| s.named(&name))
             .and_then(|r| r.sequence.clone());
-        let default = c.default.as_ref().filter(|_| c.identity.is_none());
+        let default = super::shown_default(c);
         row![
             db,
             "public",

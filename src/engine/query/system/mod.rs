@@ -223,6 +223,32 @@ impl Snapshot {
     }
 }
 
+/// A column's DEFAULT as the catalog shows it (pg_get_expr of adbin,
+/// information_schema's column_default): PostgreSQL stores a string
+/// constant given to a text-like column coerced to the column's type, and
+/// prints it with that cast (`'x'::character varying`); the rest as written.
+/// None for an identity column, whose values come from its sequence.
+fn shown_default(c: &crate::catalog::ColumnDef) -> Option<String> {
+    use crate::types::SqlType;
+    let written = c.default.as_ref().filter(|_| c.identity.is_none())?;
+    let cast = match c.ty {
+        SqlType::Text => "text",
+        SqlType::Varchar(_) => "character varying",
+        SqlType::Char(_) => "bpchar",
+        SqlType::Json => "json",
+        _ => return Some(written.clone()),
+    };
+    match crate::sql::parse_expr(written) {
+        Ok(sqlparser::ast::Expr::Value(v)) => match v.value {
+            sqlparser::ast::Value::SingleQuotedString(s) => {
+                Some(format!("'{}'::{cast}", s.replace('\'', "''")))
+            }
+            _ => Some(written.clone()),
+        },
+        _ => Some(written.clone()),
+    }
+}
+
 /// One index as the catalog shows it: the primary key's, a UNIQUE
 /// constraint's or unique index's, or a plain one.
 struct Index<'a> {

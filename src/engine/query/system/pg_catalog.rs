@@ -1171,7 +1171,7 @@ fn defaults(s: &Snapshot) -> Vec<Vec<Cell>> {
             t.visible().iter().enumerate().filter_map(move |(i, c)| {
                 // An identity column's values come from its sequence, not
                 // a default (PostgreSQL has no pg_attrdef row for it).
-                let d = c.default.as_ref().filter(|_| c.identity.is_none())?;
+                let d = super::shown_default(c)?;
                 Some(row![
                     oids::column_default(t, t.attnum(i)),
                     oids::relation(t),
