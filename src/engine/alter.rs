@@ -376,22 +376,29 @@ async fn set_not_null(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResul
         return Ok(command("ALTER TABLE", Vec::new()));
     }
     ddl.publish_checked(&table.name, set, |published| async move {
-        let null = |values: &[Value]| Ok(values.get(i).is_none_or(Value::is_null));
-        if !any_row(ddl, &published, "checking NOT NULL", null).await? {
-            return Ok(());
-        }
-        Err(SqlError::new(
-            sqlstate::NOT_NULL_VIOLATION,
-            format!(
-                "column \"{column}\" of relation \"{}\" contains null values",
-                table.name
-            ),
-        )
-        .with_table(&table.name)
-        .with_column(column))
+        refuse_nulls(ddl, &published, column).await
     })
     .await?;
     Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// Every row of `table` checked for a NULL in `column`, about to be NOT
+/// NULL: PostgreSQL's 23502 if one holds it.
+pub(super) async fn refuse_nulls(ddl: &Ddl<'_>, table: &TableDef, column: &str) -> SqlResult<()> {
+    let i = column_of(table, column)?;
+    let null = |values: &[Value]| Ok(values.get(i).is_none_or(Value::is_null));
+    if !any_row(ddl, table, "checking NOT NULL", null).await? {
+        return Ok(());
+    }
+    Err(SqlError::new(
+        sqlstate::NOT_NULL_VIOLATION,
+        format!(
+            "column \"{column}\" of relation \"{}\" contains null values",
+            table.name
+        ),
+    )
+    .with_table(&table.name)
+    .with_column(column))
 }
 
 /// A CHECK constraint declared on `table`, its name free there (42710).

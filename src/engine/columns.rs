@@ -154,18 +154,8 @@ pub async fn add_column(
     ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD COLUMN").await?;
     let checks = &checks;
     ddl.publish_checked(&table.name, edit, |published| async move {
-        if breaks_not_null
-            && super::alter::any_row(ddl, &published, "checking NOT NULL", |_| Ok(true)).await?
-        {
-            return Err(SqlError::new(
-                sqlstate::NOT_NULL_VIOLATION,
-                format!(
-                    "column \"{}\" of relation \"{}\" contains null values",
-                    new.name, table.name
-                ),
-            )
-            .with_table(&table.name)
-            .with_column(new.name.clone()));
+        if breaks_not_null {
+            super::alter::refuse_nulls(ddl, &published, &new.name).await?;
         }
         for c in checks {
             super::alter::violations(ddl, published.clone(), &c.name, env).await?;

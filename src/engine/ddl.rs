@@ -1041,16 +1041,8 @@ pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlRes
     let built = ddl
         .publish_checked(table, alter, |published| async move {
             for &c in nullable {
-                let is_null = |row: &[Value]| Ok(row[c].is_null());
-                if super::alter::any_row(ddl, &published, "checking NOT NULL", is_null).await? {
-                    let column = published.columns[c].name.clone();
-                    return Err(SqlError::new(
-                        sqlstate::NOT_NULL_VIOLATION,
-                        format!("column \"{column}\" of relation \"{table}\" contains null values"),
-                    )
-                    .with_table(table)
-                    .with_column(column));
-                }
+                let column = &published.columns[c].name;
+                super::alter::refuse_nulls(ddl, &published, column).await?;
             }
             backfill(ddl, &published, published.uniques.len() - 1).await
         })

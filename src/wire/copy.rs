@@ -7,6 +7,7 @@
 //! Records are written as they arrive, so memory holds one record.
 
 use std::fmt::Debug;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use futures::{stream, Sink, SinkExt};
@@ -21,6 +22,7 @@ use pgwire::messages::PgWireBackendMessage;
 use super::errors::to_pgwire;
 use super::Connection;
 use crate::catalog::naming::quote_ident;
+use crate::catalog::TableDef;
 use crate::engine::Prepared;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::copy::CopyFrom;
@@ -60,37 +62,7 @@ impl Connection {
         }
         let engine = &self.shared.engine;
         let view = self.view.get();
-        let table = engine
-            .table(&plan.table, view)
-            .await?
-            .ok_or_else(|| SqlError::undefined_table(&plan.table))?;
-        if table.sequence.is_some() {
-            return Err(to_pgwire(SqlError::new(
-                sqlstate::WRONG_OBJECT_TYPE,
-                format!("cannot copy to sequence \"{}\"", table.name),
-            )));
-        }
-        let names: Vec<String> = match plan.columns.is_empty() {
-            true => table.visible().iter().map(|c| c.name.clone()).collect(),
-            false => plan.columns.clone(),
-        };
-        for (n, name) in names.iter().enumerate() {
-            if table.column_index(name).is_none() {
-                return Err(to_pgwire(SqlError::new(
-                    sqlstate::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{name}\" of relation \"{}\" does not exist",
-                        table.name
-                    ),
-                )));
-            }
-            if names[..n].contains(name) {
-                return Err(to_pgwire(SqlError::new(
-                    sqlstate::DUPLICATE_COLUMN,
-                    format!("column \"{name}\" specified more than once"),
-                )));
-            }
-        }
+        let (table, names) = self.copy_columns(&plan.table, &plan.columns, "to").await?;
         let quoted: Vec<String> = names.iter().map(|n| quote_ident(n)).collect();
         let markers: Vec<String> = (1..=names.len()).map(|i| format!("${i}")).collect();
         let sql = format!(
@@ -126,6 +98,52 @@ impl Connection {
         });
         client.set_state(PgWireConnectionState::CopyInProgress(false));
         send_copy_in_response(client, CopyResponse::new(0, columns, stream::empty())).await
+    }
+
+    /// The table a COPY names and the columns it copies (every column
+    /// users see when it lists none), with PostgreSQL's errors: 42P01,
+    /// 42809 for a sequence (`direction`: COPY FROM copies "to" it, COPY
+    /// TO "from" it), 42703 for a missing column, 42701 for one twice.
+    pub(crate) async fn copy_columns(
+        &self,
+        table: &str,
+        columns: &[String],
+        direction: &str,
+    ) -> SqlResult<(Arc<TableDef>, Vec<String>)> {
+        let table = self
+            .shared
+            .engine
+            .table(table, self.view.get())
+            .await?
+            .ok_or_else(|| SqlError::undefined_table(table))?;
+        if table.sequence.is_some() {
+            return Err(SqlError::new(
+                sqlstate::WRONG_OBJECT_TYPE,
+                format!("cannot copy {direction} sequence \"{}\"", table.name),
+            ));
+        }
+        let names: Vec<String> = match columns.is_empty() {
+            true => table.visible().iter().map(|c| c.name.clone()).collect(),
+            false => columns.to_vec(),
+        };
+        for (n, name) in names.iter().enumerate() {
+            if table.column_index(name).is_none() {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_COLUMN,
+                    format!(
+                        "column \"{name}\" of relation \"{}\" does not exist",
+                        table.name
+                    ),
+                ));
+            }
+            if names[..n].contains(name) {
+                return Err(SqlError::new(
+                    sqlstate::DUPLICATE_COLUMN,
+                    format!("column \"{name}\" specified more than once"),
+                ));
+            }
+        }
+        Ok((table, names))
     }
 
     /// A session statement keyclaim runs for the COPY (BEGIN, COMMIT,

@@ -23,7 +23,7 @@ use super::interrupt::Interrupt;
 use super::statement::{completion, Ran};
 use super::Connection;
 use crate::catalog::naming::quote_ident;
-use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::error::{SqlError, SqlResult};
 use crate::sql::copy::{CopySource, CopyTo};
 
 impl Connection {
@@ -112,39 +112,13 @@ impl Connection {
     }
 
     /// The query a COPY TO runs: its own, or `SELECT cols FROM t` once the
-    /// table and columns are found (PostgreSQL's errors for each).
+    /// table and columns are found (`copy_columns`).
     async fn copy_query(&self, source: &CopySource) -> SqlResult<String> {
         let (table, columns) = match source {
             CopySource::Query(q) => return Ok(q.clone()),
             CopySource::Table { table, columns } => (table, columns),
         };
-        let t = self
-            .shared
-            .engine
-            .table(table, self.view.get())
-            .await?
-            .ok_or_else(|| SqlError::undefined_table(table))?;
-        if t.sequence.is_some() {
-            return Err(SqlError::new(
-                sqlstate::WRONG_OBJECT_TYPE,
-                format!("cannot copy from sequence \"{}\"", t.name),
-            ));
-        }
-        let names: Vec<&str> = match columns.is_empty() {
-            true => t.visible().iter().map(|c| c.name.as_str()).collect(),
-            false => columns.iter().map(String::as_str).collect(),
-        };
-        for name in &names {
-            if t.column_index(name).is_none() {
-                return Err(SqlError::new(
-                    sqlstate::UNDEFINED_COLUMN,
-                    format!(
-                        "column \"{name}\" of relation \"{}\" does not exist",
-                        t.name
-                    ),
-                ));
-            }
-        }
+        let (t, names) = self.copy_columns(table, columns, "from").await?;
         let quoted: Vec<String> = names.iter().map(|n| quote_ident(n)).collect();
         Ok(format!(
             "SELECT {} FROM {}",
