@@ -261,13 +261,7 @@ async fn add_primary_key(
     columns: &[String],
 ) -> SqlResult<Executed> {
     if table.row_id().is_none() || !table.primary_key.is_empty() {
-        return Err(SqlError::new(
-            sqlstate::INVALID_TABLE_DEFINITION,
-            format!(
-                "multiple primary keys for table \"{}\" are not allowed",
-                table.name
-            ),
-        ));
+        return Err(crate::sql::ddl::multiple_primary_keys(&table.name));
     }
     let key = Key {
         name: given.map_or_else(|| naming::pkey_name(&table.name), str::to_owned),

@@ -247,6 +247,14 @@ pub(super) fn index_columns(cols: &[ast::IndexColumn]) -> SqlResult<Vec<String>>
         .collect()
 }
 
+/// 42P16: a table has one primary key at most.
+pub fn multiple_primary_keys(table: &str) -> SqlError {
+    SqlError::new(
+        sqlstate::INVALID_TABLE_DEFINITION,
+        format!("multiple primary keys for table \"{table}\" are not allowed"),
+    )
+}
+
 pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
     if ct.temporary || ct.or_replace || ct.query.is_some() || ct.like.is_some() {
         return Err(unsupported_option("this form of CREATE TABLE"));
@@ -381,10 +389,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         }
     }
     if pkeys.len() > 1 {
-        return Err(SqlError::new(
-            sqlstate::INVALID_TABLE_DEFINITION,
-            format!("multiple primary keys for table \"{name}\" are not allowed"),
-        ));
+        return Err(multiple_primary_keys(&name));
     }
     let pk = pkeys.pop();
     // No primary key: rows are keyed by a hidden row id (`catalog::row_id`).

@@ -162,9 +162,7 @@ impl Snapshot {
 
     /// The relation (table, sequence or index) with OID `oid`.
     fn relation_name(&self, oid: u32) -> Option<String> {
-        self.relations
-            .iter()
-            .find(|r| oids::relation(r) == oid)
+        self.table_by_oid(oid)
             .map(|r| r.name.clone())
             .or_else(|| {
                 self.indexes()
