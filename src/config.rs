@@ -131,6 +131,12 @@ pub struct ClaimsConfig {
     pub lock_timeout_ms: u64,
     /// Retries after an unknown store outcome before 40003. Default 5.
     pub max_retries: u32,
+    /// The largest offset between the clocks of the hosts proxies run on.
+    /// 0 (the default) for proxies on one host. A statement's snapshot
+    /// reads twice this far ahead, so it sees every COMMIT answered before
+    /// it began; a transaction committing within that window may then be
+    /// seen in part (docs/transactions.md §9).
+    pub max_clock_offset_ms: u64,
 }
 
 impl Default for ClaimsConfig {
@@ -140,6 +146,7 @@ impl Default for ClaimsConfig {
             lease_ms: engine.lease.as_millis() as u64,
             lock_timeout_ms: engine.lock_timeout.as_millis() as u64,
             max_retries: engine.max_retries,
+            max_clock_offset_ms: engine.max_clock_offset.as_millis() as u64,
         }
     }
 }
@@ -580,6 +587,7 @@ impl Config {
             lease: Duration::from_millis(self.claims.lease_ms),
             lock_timeout: Duration::from_millis(self.claims.lock_timeout_ms),
             max_retries: self.claims.max_retries,
+            max_clock_offset: Duration::from_millis(self.claims.max_clock_offset_ms),
             scan_page: self.store.scan_page,
             // One process owns the embedded store: its cache is the truth.
             catalog_refresh: match self.store.kind {

@@ -13,7 +13,6 @@ use keyclaim::catalog::{ColumnDef, TableDef};
 use keyclaim::store::memory::MemoryStore;
 use keyclaim::store::{
     Cas, CatalogRecord, ClaimRecord, Intent, LockHolder, LockRecord, RowRecord, Store, TxnRecord,
-    TxnStatus,
 };
 use keyclaim::types::{encode_key, SqlType, Value};
 use uuid::Uuid;
@@ -68,13 +67,11 @@ fn values(id: i32, name: &str) -> Vec<Value> {
 }
 
 fn live(version: Uuid, id: i32, name: &str) -> RowRecord {
-    RowRecord {
+    RowRecord::live(
         version,
-        live: true,
-        claims: BTreeMap::from([("things_name_key.1".to_owned(), version)]),
-        values: values(id, name),
-        intent: None,
-    }
+        BTreeMap::from([("things_name_key.1".to_owned(), version)]),
+        values(id, name),
+    )
 }
 
 fn pk(id: i32) -> Vec<u8> {
@@ -335,12 +332,12 @@ async fn composite_key(store: &dyn Store) {
         referenced_by: Vec::new(),
     };
     store.create_table(&t).await.unwrap();
-    let row = |b: i64, a: &str, v: &str| RowRecord {
-        version: Uuid::now_v7(),
-        live: true,
-        claims: BTreeMap::new(),
-        values: vec![Value::Text(a.into()), Value::Int8(b), Value::Text(v.into())],
-        intent: None,
+    let row = |b: i64, a: &str, v: &str| {
+        RowRecord::live(
+            Uuid::now_v7(),
+            BTreeMap::new(),
+            vec![Value::Text(a.into()), Value::Int8(b), Value::Text(v.into())],
+        )
     };
     let r1 = row(1, "x", "one");
     let k1 = t.pk_bytes(&r1.values);
@@ -379,12 +376,8 @@ async fn composite_key(store: &dyn Store) {
 async fn transactions(store: &dyn Store, t: &TableDef) {
     let txn = Uuid::now_v7();
     assert_eq!(store.read_txn_record(txn).await.unwrap(), None);
-    let committed = TxnRecord {
-        status: TxnStatus::Committed,
-    };
-    let aborted = TxnRecord {
-        status: TxnStatus::Aborted,
-    };
+    let committed = TxnRecord::committed(1_764_150_000_123_456_789);
+    let aborted = TxnRecord::aborted();
     assert_eq!(
         store.insert_txn_record(txn, committed).await.unwrap(),
         Cas::Applied
@@ -409,14 +402,36 @@ async fn transactions(store: &dyn Store, t: &TableDef) {
         .unwrap()
         .applied());
     assert_eq!(store.read_row(t, &pk(40)).await.unwrap(), Some(row.clone()));
+    // Folded: the intent becomes the committed state, stamped, and the
+    // state before is kept.
     let v2 = Uuid::now_v7();
-    let folded = live(v2, 40, "after");
+    let mut folded = row.succeeded(
+        true,
+        BTreeMap::from([("u".to_owned(), txn)]),
+        values(40, "after"),
+        committed.at,
+        txn,
+    );
+    folded.version = v2;
+    assert_eq!(folded.prev.as_ref().unwrap().values, values(40, "before"));
     assert!(store
         .update_row(t, &pk(40), v1, folded.clone())
         .await
         .unwrap()
         .applied());
-    assert_eq!(store.read_row(t, &pk(40)).await.unwrap(), Some(folded));
+    assert_eq!(
+        store.read_row(t, &pk(40)).await.unwrap(),
+        Some(folded.clone())
+    );
+    // Deleted: dead, with its last live state kept.
+    let mut dead = folded.succeeded(false, BTreeMap::new(), Vec::new(), u64::MAX >> 1, v2);
+    dead.version = Uuid::now_v7();
+    assert!(store
+        .update_row(t, &pk(40), v2, dead.clone())
+        .await
+        .unwrap()
+        .applied());
+    assert_eq!(store.read_row(t, &pk(40)).await.unwrap(), Some(dead));
 
     store.write_heartbeat(7, 1234).await.unwrap();
     store.write_heartbeat(7, 1250).await.unwrap();

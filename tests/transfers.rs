@@ -7,6 +7,8 @@
 //! losing a concurrent update). Checked:
 //! - atomicity: the total never changes at the end, whatever failed (nor
 //!   does a row lock let an update be lost);
+//! - snapshots: a read of every balance in one statement (a scan, or
+//!   `sum()` through the query engine) always totals the total;
 //! - no dirty reads: no reader ever sees a balance written only by a
 //!   transaction that rolled back (those move amounts no committed
 //!   transfer ever moves);
@@ -52,6 +54,10 @@ async fn proxy(store: Arc<dyn Store>) -> RunningServer {
 struct Tally {
     answers: BTreeMap<String, u64>,
     dirty: Vec<String>,
+    /// How each whole-table read ended: "consistent", or its SQLSTATE.
+    reads: BTreeMap<String, u64>,
+    /// Whole-table reads whose total was not the total.
+    torn: Vec<String>,
 }
 
 /// One transfer: Ok(answer of its end), or the SQLSTATE that ended it.
@@ -123,6 +129,22 @@ async fn transfer(c: &Client, rng: &mut StdRng) -> Result<&'static str, String> 
     Ok("committed")
 }
 
+/// A read of every balance in one statement: its total is the total, or
+/// it saw part of a transfer.
+fn check_total(what: &str, read: Result<i64, tokio_postgres::Error>, tally: &mut Tally) {
+    let answer = match read {
+        Ok(total) if total == START * ACCOUNTS as i64 => "consistent".to_owned(),
+        Ok(total) => {
+            tally.torn.push(format!("{what} totalled {total}"));
+            "torn".to_owned()
+        }
+        Err(e) => e
+            .as_db_error()
+            .map_or_else(|| e.to_string(), |d| d.code().code().to_owned()),
+    };
+    *tally.reads.entry(answer).or_default() += 1;
+}
+
 fn check_read(balances: &[i64], tally: &mut Tally) {
     for b in balances {
         if b.abs() > POISON / 2 {
@@ -180,11 +202,20 @@ async fn transfers_are_atomic_and_never_read_dirty() {
             let mut tally = Tally::default();
             while Instant::now() < deadline {
                 if w % 3 == 2 {
-                    // A reader: one scan, one point read in a block.
-                    if let Ok(rows) = client.query("SELECT bal FROM acct", &[]).await {
+                    // A reader: a scan, a sum by the query engine, and one
+                    // point read.
+                    let scan = client.query("SELECT bal FROM acct", &[]).await;
+                    let scan = scan.map(|rows| {
                         let b: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
                         check_read(&b, &mut tally);
-                    }
+                        b.iter().sum()
+                    });
+                    check_total("a scan", scan, &mut tally);
+                    let sum = client
+                        .query_one("SELECT sum(bal)::bigint FROM acct", &[])
+                        .await
+                        .map(|r| r.get(0));
+                    check_total("sum(bal)", sum, &mut tally);
                     let id = rng.gen_range(1..=ACCOUNTS);
                     if let Ok(row) = client
                         .query_one("SELECT bal FROM acct WHERE id = $1", &[&id])
@@ -221,6 +252,10 @@ async fn transfers_are_atomic_and_never_read_dirty() {
             *total.answers.entry(k).or_default() += v;
         }
         total.dirty.extend(t.dirty);
+        total.torn.extend(t.torn);
+        for (k, v) in t.reads {
+            *total.reads.entry(k).or_default() += v;
+        }
     }
     // Let aborts of dropped sessions and background cleanup land.
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -230,8 +265,9 @@ async fn transfers_are_atomic_and_never_read_dirty() {
     let reader = common::connect_to(clean.addr()).await;
     let balances: Vec<i64> = common::column(&reader, "SELECT bal FROM acct ORDER BY id").await;
     eprintln!(
-        "transfers: {:?}; faults injected: {}; end balances {balances:?}",
+        "transfers: {:?}; whole-table reads: {:?}; faults injected: {}; end balances {balances:?}",
         total.answers,
+        total.reads,
         faulty.counts.total()
     );
     assert_eq!(balances.len(), ACCOUNTS as usize);
@@ -240,6 +276,17 @@ async fn transfers_are_atomic_and_never_read_dirty() {
         "{} dirty reads, the first: {:?}",
         total.dirty.len(),
         &total.dirty[..total.dirty.len().min(5)]
+    );
+    assert!(
+        total.torn.is_empty(),
+        "{} reads saw part of a transfer, the first: {:?}",
+        total.torn.len(),
+        &total.torn[..total.torn.len().min(5)]
+    );
+    assert!(
+        total.reads.get("consistent").copied().unwrap_or(0) > 10,
+        "too few whole-table reads answered to mean anything: {:?}",
+        total.reads
     );
     assert_eq!(
         balances.iter().sum::<i64>(),

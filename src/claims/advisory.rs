@@ -28,7 +28,7 @@ use super::{txn_birth_ms, with_retries, ClaimConfig, ClaimStats, Event};
 use crate::catalog::store_error;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::stop::Stop;
-use crate::store::{Cas, LockHolder, LockRecord, Store, StoreError, TxnId, TxnStatus};
+use crate::store::{Cas, LockHolder, LockRecord, Store, StoreError, TxnId, TxnRecord};
 
 /// An advisory lock key, as PostgreSQL keeps the two key spaces apart:
 /// `pg_advisory_lock(bigint)` and `pg_advisory_lock(int, int)` never name
@@ -304,7 +304,7 @@ pub async fn register(cx: &LockCx<'_>, key: LockKey, txns: &[TxnId]) -> SqlResul
 /// so while its holder held the lock).
 async fn fence(cx: &LockCx<'_>, txns: &[TxnId]) -> SqlResult<()> {
     for t in txns {
-        decide(cx.store, cx.cfg, cx.stats, *t, TxnStatus::Aborted)
+        decide(cx.store, cx.cfg, cx.stats, *t, TxnRecord::aborted())
             .await
             .map_err(store_error)?;
         cx.stats.bump(Event::Fence);

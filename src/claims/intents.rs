@@ -9,7 +9,6 @@
 //! that aborts a transaction whose proxy stopped heartbeating fences it:
 //! its COMMIT can no longer land. Safety never depends on the heartbeat.
 
-use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use dashmap::DashSet;
@@ -19,7 +18,7 @@ use super::resolve::before_retry;
 use super::{now_ms, with_retries, RowWrite, WriteError};
 use crate::catalog::store_error;
 use crate::error::SqlError;
-use crate::store::{Cas, Intent, RowRecord, Store, TxnId, TxnRecord, TxnStatus};
+use crate::store::{Cas, Intent, RowRecord, Stamp, Store, TxnId, TxnRecord, TxnStatus};
 
 /// The UUID version nibble that marks a transaction id. Statement attempts
 /// are UUIDv7; a transaction id is a v7 with this version, so every claim
@@ -143,17 +142,31 @@ impl Peers {
 /// A transaction's state as a reader or writer meets it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
-    Committed,
+    /// Committed at this stamp.
+    Committed(Stamp),
     Aborted,
     Undecided,
 }
 
 impl From<Option<TxnRecord>> for Decision {
     fn from(rec: Option<TxnRecord>) -> Decision {
-        match rec.map(|r| r.status) {
-            Some(TxnStatus::Committed) => Decision::Committed,
-            Some(TxnStatus::Aborted) => Decision::Aborted,
+        match rec {
+            Some(TxnRecord {
+                status: TxnStatus::Committed,
+                at,
+            }) => Decision::Committed(at),
+            Some(_) => Decision::Aborted,
             None => Decision::Undecided,
+        }
+    }
+}
+
+impl Decision {
+    /// When it committed; None while it may not have.
+    pub fn committed_at(self) -> Option<Stamp> {
+        match self {
+            Decision::Committed(at) => Some(at),
+            _ => None,
         }
     }
 }
@@ -166,22 +179,19 @@ pub async fn decision(w: &RowWrite<'_>, txn: TxnId) -> Result<Decision, WriteErr
     Ok(rec.into())
 }
 
-/// Decide `txn` as `status` unless it is decided already; returns the
-/// decision that stands.
+/// Decide `txn` as `rec` says unless it is decided already; returns the
+/// record that stands.
 pub async fn decide(
     store: &dyn Store,
     cfg: &super::ClaimConfig,
     stats: &super::ClaimStats,
     txn: TxnId,
-    status: TxnStatus,
-) -> Result<TxnStatus, crate::store::StoreError> {
-    let (cas, _) = with_retries(cfg, stats, || {
-        store.insert_txn_record(txn, TxnRecord { status })
-    })
-    .await?;
+    rec: TxnRecord,
+) -> Result<TxnRecord, crate::store::StoreError> {
+    let (cas, _) = with_retries(cfg, stats, || store.insert_txn_record(txn, rec)).await?;
     Ok(match cas {
-        Cas::Applied => status,
-        Cas::NotApplied(Some(existing)) => existing.status,
+        Cas::Applied => rec,
+        Cas::NotApplied(Some(existing)) => existing,
         // A record never goes away while anything names it; treat an
         // answer without one as not knowing.
         Cas::NotApplied(None) => {
@@ -193,25 +203,18 @@ pub async fn decide(
 }
 
 /// The committed state a row shows once its intent's transaction is
-/// decided: the intent's when it committed, the row's own otherwise. The
-/// version stays the partition's (what a CAS must expect).
-pub fn folded(row: &RowRecord, committed: bool) -> RowRecord {
+/// decided: the intent's when it committed (at `committed`), the previous
+/// committed state kept as `prev`; the row's own otherwise. The version
+/// stays the partition's (what a CAS must expect).
+pub fn folded(row: &RowRecord, committed: Option<Stamp>) -> RowRecord {
     match (&row.intent, committed) {
-        (Some(intent), true) => RowRecord {
-            version: row.version,
-            live: intent.live,
-            claims: if intent.live {
-                intent.claims.clone()
-            } else {
-                Default::default()
-            },
-            values: if intent.live {
-                intent.values.clone()
-            } else {
-                Vec::new()
-            },
-            intent: None,
-        },
+        (Some(intent), Some(at)) => {
+            let (claims, values) = match intent.live {
+                true => (intent.claims.clone(), intent.values.clone()),
+                false => Default::default(),
+            };
+            row.succeeded(intent.live, claims, values, at, intent.txn)
+        }
         _ => RowRecord {
             intent: None,
             ..row.clone()
@@ -222,11 +225,11 @@ pub fn folded(row: &RowRecord, committed: bool) -> RowRecord {
 /// A row's state as a writer of transaction `own` sees it: its own intent.
 pub fn own_view(row: &RowRecord, intent: &Intent) -> RowRecord {
     RowRecord {
-        version: row.version,
         live: intent.live,
         claims: intent.claims.clone(),
         values: intent.values.clone(),
         intent: None,
+        ..row.clone()
     }
 }
 
@@ -261,19 +264,18 @@ pub async fn settle(
         }
         let txn = intent.txn;
         let committed = match decision(w, txn).await? {
-            Decision::Committed => true,
-            Decision::Aborted => false,
             Decision::Undecided => match abort_if_gone(w, txn).await? {
-                Some(status) => status == TxnStatus::Committed,
+                Some(rec) => Decision::from(Some(rec)),
                 None => return Ok(Settled::Busy(txn)),
             },
+            decided => decided,
         };
-        if !committed {
-            return Ok(Settled::Ready(folded(&row, false)));
-        }
+        let Some(at) = committed.committed_at() else {
+            return Ok(Settled::Ready(folded(&row, None)));
+        };
         match super::row::read(w, pk).await? {
             Some(now) if now.version == row.version => {
-                return Ok(Settled::Ready(folded(&row, true)))
+                return Ok(Settled::Ready(folded(&row, Some(at))))
             }
             Some(now) => row = now,
             None => return Ok(Settled::Ready(RowRecord::dead(row.version))),
@@ -282,21 +284,21 @@ pub async fn settle(
 }
 
 /// If `txn`'s proxy is gone, abort it (or learn that it committed after
-/// all). None while it may still be running.
-pub async fn abort_if_gone(w: &RowWrite<'_>, txn: TxnId) -> Result<Option<TxnStatus>, WriteError> {
+/// all): the record that stands. None while it may still be running.
+pub async fn abort_if_gone(w: &RowWrite<'_>, txn: TxnId) -> Result<Option<TxnRecord>, WriteError> {
     let Some(peers) = w.peers else {
         return Ok(None);
     };
     if peers.may_be_running(w.store, &txn).await {
         return Ok(None);
     }
-    let status = decide(w.store, w.cfg, w.stats, txn, TxnStatus::Aborted)
+    let rec = decide(w.store, w.cfg, w.stats, txn, TxnRecord::aborted())
         .await
         .map_err(|e| WriteError::Sql(store_error(e)))?;
-    if status == TxnStatus::Aborted {
+    if rec.status == TxnStatus::Aborted {
         tracing::info!(%txn, "aborted a transaction whose proxy stopped heartbeating");
     }
-    Ok(Some(status))
+    Ok(Some(rec))
 }
 
 /// Waiting for another writer: how long, and when a wait may be a deadlock.
@@ -363,76 +365,6 @@ pub fn deadlock() -> SqlError {
     SqlError::new("40P01", "deadlock detected")
         .with_detail("a transaction waited for an older one longer than deadlock_timeout (1s)")
         .with_hint("See server log for query details.")
-}
-
-/// What one statement's reads see: its own transaction's intents, and
-/// other transactions as it first found them. A transaction met undecided
-/// stays invisible for the whole statement, so a statement never sees part
-/// of a transaction that commits while it runs.
-#[derive(Default)]
-pub struct ReadView {
-    own: Option<TxnId>,
-    known: parking_lot::Mutex<HashMap<TxnId, bool>>,
-}
-
-impl ReadView {
-    pub fn new(own: Option<TxnId>) -> ReadView {
-        ReadView {
-            own,
-            known: Default::default(),
-        }
-    }
-
-    /// The row as this statement sees it; None when absent or dead to it.
-    /// The raw intent stays on the row, so a writer handed it settles it
-    /// itself (and a CAS from it still expects the partition's version).
-    /// A committed intent counts only if it is still in place once the
-    /// record is known (see [`settle`]): `reread` reads the row again.
-    pub async fn visible<F, Fut>(
-        &self,
-        store: &dyn Store,
-        mut row: RowRecord,
-        reread: F,
-    ) -> Result<Option<RowRecord>, crate::store::StoreError>
-    where
-        F: Fn() -> Fut,
-        Fut: std::future::Future<Output = Result<Option<RowRecord>, crate::store::StoreError>>,
-    {
-        loop {
-            let Some(intent) = row.intent.clone() else {
-                return Ok(row.live.then_some(row));
-            };
-            let view = if Some(intent.txn) == self.own {
-                own_view(&row, &intent)
-            } else {
-                let txn = intent.txn;
-                let known = self.known.lock().get(&txn).copied();
-                let committed = match known {
-                    Some(c) => c,
-                    None => {
-                        let rec = store.read_txn_record(txn).await?;
-                        let c = Decision::from(rec) == Decision::Committed;
-                        *self.known.lock().entry(txn).or_insert(c)
-                    }
-                };
-                if committed {
-                    match reread().await? {
-                        Some(now) if now.version == row.version => {}
-                        Some(now) => {
-                            row = now;
-                            continue;
-                        }
-                        None => return Ok(None),
-                    }
-                }
-                folded(&row, committed)
-            };
-            return Ok(view.live.then_some(RowRecord {
-                intent: Some(intent),
-                ..view
-            }));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -9,9 +9,11 @@
 //! an unbacked claim is old enough to take over.
 
 pub mod advisory;
+pub mod clock;
 pub mod intents;
 #[cfg(test)]
 mod model;
+pub mod read_view;
 mod resolve;
 mod row;
 mod slots;
@@ -38,6 +40,8 @@ pub struct ClaimConfig {
     pub lease: Duration,
     pub lock_timeout: Duration,
     pub max_retries: u32,
+    /// The largest offset between proxies' clocks (`clock`).
+    pub max_clock_offset: Duration,
 }
 
 /// Counters users watch: conflicts, waits, fences, retries, unknown outcomes.

@@ -325,11 +325,11 @@ async fn transaction_claim(
         Some(false)
     } else {
         match intents::decision(w, existing.txn).await? {
-            Decision::Committed => Some(true),
+            Decision::Committed(_) => Some(true),
             Decision::Aborted => Some(false),
             Decision::Undecided => intents::abort_if_gone(w, existing.txn)
                 .await?
-                .map(|status| status == crate::store::TxnStatus::Committed),
+                .map(|rec| rec.status == crate::store::TxnStatus::Committed),
         }
     };
     match committed {

@@ -6,7 +6,7 @@ use std::time::Instant;
 use super::intents::{settle, Settled, Wait};
 use super::resolve::{before_retry, release, restamp_all, KeyClaim};
 use super::slots;
-use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event};
+use super::{clock, new_txn, with_retries, ClaimConfig, ClaimStats, Event};
 use crate::catalog::{store_error, ClaimOn, TableDef};
 use crate::error::{sqlstate, SqlError};
 use crate::store::{Cas, RowRecord, Store, StoreError, TxnId};
@@ -163,16 +163,16 @@ pub async fn insert_row(
     let change = KeyChange::of(w.table, None, Some(&values));
     let mut txn = new_txn();
     let mut expected: Option<TxnId> = None;
+    // The state the row replaces: absent, at first.
+    let mut base = RowRecord::dead(TxnId::nil());
     let mut keys =
         slots::claim_with_slots(w, &change.changed, &change.unplaced, &values, pk, txn).await?;
     stop_before_commit(w, &keys, txn).await?;
     loop {
+        let claims = claims_map(w.table, &keys, txn);
         let row = RowRecord {
             version: txn,
-            live: true,
-            claims: claims_map(w.table, &keys, txn),
-            values: values.clone(),
-            intent: None,
+            ..base.succeeded(true, claims, values.clone(), clock::now(), txn)
         };
         let commit = with_retries(w.cfg, w.stats, || {
             let row = row.clone();
@@ -246,7 +246,8 @@ pub async fn insert_row(
                 let next = new_txn();
                 keys = restamp_all(w, &keys, pk, txn, next, &values).await?;
                 txn = next;
-                expected = other.map(|r| r.version);
+                expected = other.as_ref().map(|r| r.version);
+                base = other.unwrap_or_else(|| RowRecord::dead(TxnId::nil()));
             }
         }
     }
@@ -272,12 +273,13 @@ pub async fn restore_row(
             "restoring a row with unique keys is not supported",
         )));
     }
+    // The state it replaces is this statement's own dead one, whose
+    // predecessor is not kept: older snapshots find no state of this row.
+    let txn = new_txn();
     let row = RowRecord {
-        version: new_txn(),
-        live: true,
-        claims: BTreeMap::new(),
-        values,
-        intent: None,
+        at: clock::now(),
+        by: txn,
+        ..RowRecord::live(txn, BTreeMap::new(), values)
     };
     match commit(w, pk, version, &row).await {
         Committed::Yes => Ok(true),
@@ -323,10 +325,7 @@ pub async fn update_row(
         claims.extend(claims_map(w.table, &changed, txn));
         let row = RowRecord {
             version: txn,
-            live: true,
-            claims,
-            values,
-            intent: None,
+            ..current.succeeded(true, claims, values, clock::now(), txn)
         };
         match commit(w, pk, current.version, &row).await {
             Committed::Yes => {
@@ -370,7 +369,11 @@ pub async fn delete_row(
         if !qualifies(&current)? {
             return Ok(None);
         }
-        let row = RowRecord::dead(new_txn());
+        let txn = new_txn();
+        let row = RowRecord {
+            version: txn,
+            ..current.succeeded(false, BTreeMap::new(), Vec::new(), clock::now(), txn)
+        };
         match commit(w, pk, current.version, &row).await {
             Committed::Yes => {
                 let keys = keys_of(w.table, &current.values, &current.claims);

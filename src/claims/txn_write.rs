@@ -17,7 +17,7 @@ use super::row::{keys_of, outcome_unknown, read, store_failure, KeyChange};
 use super::slots;
 use super::{new_txn, with_retries, ClaimConfig, ClaimStats, Event, RowWrite, WriteError};
 use crate::catalog::TableDef;
-use crate::store::{Cas, Intent, RowRecord, Store, StoreError, TxnId};
+use crate::store::{Cas, Intent, RowRecord, Stamp, Store, StoreError, TxnId};
 use crate::types::Value;
 
 /// What a transaction writes to one row.
@@ -81,8 +81,10 @@ pub enum IfBusy {
     Skip,
 }
 
-/// How a row lock ended.
+/// How a row lock ended. The written variant is moved straight into the
+/// transaction's log: boxing it would cost an allocation per row.
 #[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
 pub enum Locked {
     /// A lock intent was written (the row's values, unchanged): log it.
     Written(IntentWrite),
@@ -176,7 +178,8 @@ fn not_available(w: &RowWrite<'_>) -> WriteError {
     ))
 }
 
-/// How `write_or_lock` ended.
+/// How `write_or_lock` ended (large as [`Locked`] is, for its reason).
+#[allow(clippy::large_enum_variant)]
 enum Step {
     Written(IntentWrite),
     /// `change` left the row alone.
@@ -489,12 +492,13 @@ async fn claim_again(
 /// state (or drop them), and remove the claims nothing needs any more.
 /// Best effort: whatever is left is settled by whoever meets it, since the
 /// record decides.
-pub async fn finish(store: &dyn Store, own: TxnId, log: &[Logged], committed: bool) {
+pub async fn finish(store: &dyn Store, own: TxnId, log: &[Logged], committed_at: Option<Stamp>) {
+    let committed = committed_at.is_some();
     for (_, last) in per_row(log) {
         let record = &last.write.record;
         let folded = RowRecord {
             version: new_txn(),
-            ..super::intents::folded(record, committed)
+            ..super::intents::folded(record, committed_at)
         };
         let landed = store
             .update_row(&last.table, &last.pk, record.version, folded.clone())

@@ -23,7 +23,7 @@ use crate::sql::expr::{AdvisoryFn, AdvisoryOp};
 use crate::sql::expr::{EvalCtx, Expr, Func};
 use crate::sql::plan::{Output, SelectPlan};
 use crate::stop::Stop;
-use crate::store::{TxnId, TxnStatus};
+use crate::store::{TxnId, TxnRecord};
 use crate::txn::OpenTxn;
 use crate::types::Value;
 
@@ -273,7 +273,7 @@ impl Engine {
                 &inner.claims,
                 &inner.stats,
                 t,
-                TxnStatus::Aborted,
+                TxnRecord::aborted(),
             )
             .await;
             if let Err(e) = decided {

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use super::env::SessionEnv;
 use crate::catalog::TableDef;
-use crate::claims::intents::{Peers, ReadView};
+use crate::claims::intents::Peers;
+use crate::claims::read_view::ReadView;
 use crate::claims::{ClaimConfig, ClaimStats, RowWrite};
 use crate::stop::Stop;
 use crate::store::Store;

@@ -238,12 +238,12 @@ impl Ddl<'_> {
         };
         let w = self.waiter(&NO_TABLE);
         let committed = match decision(&w, intent.txn).await.map_err(write_error)? {
-            Decision::Committed => Some(true),
+            Decision::Committed(_) => Some(true),
             Decision::Aborted => Some(false),
             Decision::Undecided => abort_if_gone(&w, intent.txn)
                 .await
                 .map_err(write_error)?
-                .map(|s| s == TxnStatus::Committed),
+                .map(|rec| rec.status == TxnStatus::Committed),
         };
         match committed {
             Some(committed) => {

@@ -31,7 +31,7 @@ use super::ctx::StmtCtx;
 use super::ddl::{write_error, Ddl};
 use super::read;
 use crate::catalog::{naming, store_error, Catalog, ForeignKeyDef, RefAction, TableDef};
-use crate::claims::intents::ReadView;
+use crate::claims::read_view::ReadView;
 use crate::claims::{self, IfBusy, Locked, Logged, RowWrite, WriteError};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::check::Checks;
@@ -255,7 +255,7 @@ pub(super) async fn enforce(
 /// a key removed after waiting for a transaction that then committed a
 /// reference must see that reference.
 fn fresh_view(cx: &StmtCtx<'_>) -> ReadView {
-    ReadView::new(cx.open.as_ref().map(|o| o.id))
+    ReadView::latest(cx.open.as_ref().map(|o| o.id))
 }
 
 /// The key bytes of `values` once cast into columns `cols` of `t`; None
@@ -614,7 +614,7 @@ pub(super) async fn unreferenced(
     fk: &ForeignKeyDef,
     parent: &TableDef,
 ) -> SqlResult<Option<Vec<Value>>> {
-    let reads = ReadView::new(ddl.open.map(|o| o.id));
+    let reads = ReadView::latest(ddl.open.map(|o| o.id));
     let lock_timeout = ddl.claims.lock_timeout;
     let fresh = |t| RowWrite {
         deadline: Instant::now() + lock_timeout,

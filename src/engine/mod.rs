@@ -33,7 +33,8 @@ use futures::stream::{BoxStream, StreamExt};
 use sqlparser::ast::Statement;
 
 use crate::catalog::{Catalog, TableDef};
-use crate::claims::intents::{Peers, ReadView};
+use crate::claims::intents::Peers;
+use crate::claims::read_view::ReadView;
 use crate::claims::{self, ClaimConfig, ClaimStats};
 use crate::error::{SqlError, SqlResult};
 use crate::session::{Session, Utility};
@@ -193,6 +194,9 @@ pub struct EngineConfig {
     /// When the store is shared with other proxies: how often (at most) to
     /// check the catalog for their DDL. None: this process is the only one.
     pub catalog_refresh: Option<std::time::Duration>,
+    /// The largest offset between the clocks of proxies sharing the store:
+    /// a statement's snapshot reads this far ahead, twice (`claims::clock`).
+    pub max_clock_offset: std::time::Duration,
 }
 
 impl Default for EngineConfig {
@@ -203,6 +207,7 @@ impl Default for EngineConfig {
             max_retries: 5,
             scan_page: 256,
             catalog_refresh: None,
+            max_clock_offset: std::time::Duration::ZERO,
         }
     }
 }
@@ -255,6 +260,7 @@ impl Engine {
                     lease: config.lease,
                     lock_timeout: config.lock_timeout,
                     max_retries: config.max_retries,
+                    max_clock_offset: config.max_clock_offset,
                 },
                 stats: ClaimStats::default(),
                 scan_page: config.scan_page.max(1),
@@ -725,7 +731,10 @@ impl Engine {
             env: Arc::new(SessionEnv::new(session)),
             params,
             stop,
-            reads: Arc::new(ReadView::new(open.as_ref().map(|o| o.id))),
+            reads: Arc::new(ReadView::snapshot(
+                open.as_ref().map(|o| o.id),
+                inner.claims.max_clock_offset,
+            )),
             open,
             peers: &inner.peers,
         }

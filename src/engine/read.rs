@@ -9,7 +9,7 @@ use std::sync::Arc;
 use futures::stream::{self, BoxStream, StreamExt, TryStreamExt};
 
 use crate::catalog::{store_error, TableDef};
-use crate::claims::intents::ReadView;
+use crate::claims::read_view::ReadView;
 use crate::error::SqlResult;
 use crate::sql::expr::{EvalCtx, Expr};
 use crate::sql::plan::{Access, Keys, Source};
@@ -105,6 +105,7 @@ async fn read_by(
         By::Unique(n) => {
             let u = &t.uniques[n];
             let Some(claim) = store.read_claim(&u.id, &key).await.map_err(store_error)? else {
+                view.mark_read();
                 return Ok(None);
             };
             let row = visible(store, view, t, &claim.owner).await?;
@@ -183,13 +184,8 @@ async fn visible(
     t: &TableDef,
     pk: &[u8],
 ) -> SqlResult<Option<RowRecord>> {
-    match store.read_row(t, pk).await.map_err(store_error)? {
-        Some(row) => view
-            .visible(store, row, || store.read_row(t, pk))
-            .await
-            .map_err(store_error),
-        None => Ok(None),
-    }
+    let row = store.read_row(t, pk).await.map_err(store_error)?;
+    view.visible(store, row, || store.read_row(t, pk)).await
 }
 
 /// The key a point access reads by, and its columns.
@@ -328,8 +324,8 @@ pub fn rows(
             let mut hits = Vec::new();
             for (pk, row) in page.rows {
                 let reread = || store.read_row(&src.table, &pk);
-                let visible = view.visible(store.as_ref(), row, reread).await;
-                let Some(row) = visible.map_err(store_error)? else {
+                let visible = view.visible(store.as_ref(), Some(row), reread).await;
+                let Some(row) = visible? else {
                     continue;
                 };
                 if matches(&src, &row, &params, &env)? {

@@ -14,7 +14,7 @@ use crate::claims::now_ms;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::session::utility::SetPlan;
 use crate::session::{utility, Session, Utility};
-use crate::store::{StoreError, TxnStatus};
+use crate::store::{StoreError, TxnRecord, TxnStatus};
 use crate::txn::{Block, LogMark, Mode, OpenTxn, StmtTxn};
 
 impl Engine {
@@ -278,15 +278,18 @@ impl Engine {
             inner.peers.close(&open.id);
             return Ok(());
         }
-        let decided = self.decide(&open, TxnStatus::Committed).await;
+        // Stamped once every write is in place, before the record lands:
+        // a statement that began before this point never shows it.
+        let at = crate::claims::clock::now();
+        let decided = self.decide(&open, TxnRecord::committed(at)).await;
         inner.peers.close(&open.id);
         match decided {
-            Ok(TxnStatus::Committed) => {
-                self.finish(open, true).await;
+            Ok(rec) if rec.status == TxnStatus::Committed => {
+                self.finish(open, rec).await;
                 Ok(())
             }
-            Ok(TxnStatus::Aborted) => {
-                self.finish(open, false).await;
+            Ok(rec) => {
+                self.finish(open, rec).await;
                 Err(SqlError::new(
                     "40001",
                     "could not serialize access: the transaction was aborted while it stalled",
@@ -320,8 +323,8 @@ impl Engine {
     }
 
     async fn abort_decided(&self, open: OpenTxn) {
-        match self.decide(&open, TxnStatus::Aborted).await {
-            Ok(status) => self.finish(open, status == TxnStatus::Committed).await,
+        match self.decide(&open, TxnRecord::aborted()).await {
+            Ok(rec) => self.finish(open, rec).await,
             // Left undecided: this proxy no longer lists it as open, so the
             // next writer that meets it aborts it.
             Err(e) => {
@@ -331,14 +334,14 @@ impl Engine {
     }
 
     /// One LWT on the transaction's record; the decision that stands.
-    async fn decide(&self, open: &OpenTxn, status: TxnStatus) -> Result<TxnStatus, StoreError> {
+    async fn decide(&self, open: &OpenTxn, rec: TxnRecord) -> Result<TxnRecord, StoreError> {
         let inner = &self.inner;
         decide(
             inner.store.as_ref(),
             &inner.claims,
             &inner.stats,
             open.id,
-            status,
+            rec,
         )
         .await
     }
@@ -347,7 +350,8 @@ impl Engine {
     /// client hears the answer (so a dropped table's storage is gone and a
     /// created one is plain for every proxy); its rows' intents are folded
     /// or dropped in the background.
-    async fn finish(&self, open: OpenTxn, committed: bool) {
+    async fn finish(&self, open: OpenTxn, decided: TxnRecord) {
+        let committed = decided.status == TxnStatus::Committed;
         let changes = open.catalog();
         if !changes.is_empty() {
             ddl::finish(
@@ -361,7 +365,8 @@ impl Engine {
         let store = self.inner.store.clone();
         let log = open.entries();
         tokio::spawn(async move {
-            crate::claims::finish(store.as_ref(), open.id, &log, committed).await;
+            let at = committed.then_some(decided.at);
+            crate::claims::finish(store.as_ref(), open.id, &log, at).await;
         });
     }
 }

@@ -36,6 +36,10 @@ use crate::types::{SqlType, Value};
 /// A statement attempt's identity: a time-based UUID (v7) whose time part is its birth.
 pub type TxnId = Uuid;
 
+/// A point in time as keyclaim's clock tells it (`claims::clock`):
+/// nanoseconds since the Unix epoch. 0 is before anything was stamped.
+pub type Stamp = u64;
+
 /// The state of one row partition. Deletes leave it dead, never absent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowRecord {
@@ -47,6 +51,15 @@ pub struct RowRecord {
     pub claims: BTreeMap<String, TxnId>,
     /// Data columns in table order; empty when dead.
     pub values: Vec<Value>,
+    /// `__at`, `__by`: when the committed state above was committed, and
+    /// by whom (the transaction whose intent it was, or the single
+    /// statement's own attempt). 0 and nil for a state from before
+    /// snapshots: older than any statement.
+    pub at: Stamp,
+    pub by: TxnId,
+    /// `__prev`: the committed state this one replaced, shown to statements
+    /// whose snapshot is older than `at` (docs/transactions.md §9).
+    pub prev: Option<Box<Prior>>,
     /// `__intent`: an uncommitted write of a transaction, visible to others
     /// only once that transaction's record says committed. `version`,
     /// `live`, `claims` and `values` above stay the committed state.
@@ -62,6 +75,9 @@ impl RowRecord {
             if let Some(i) = self.intent.as_mut() {
                 i.values = table.to_slots(&i.values);
             }
+            if let Some(p) = self.prev.as_mut() {
+                p.values = table.to_slots(&p.values);
+            }
         }
         self
     }
@@ -73,30 +89,82 @@ impl RowRecord {
             if let Some(i) = self.intent.as_mut() {
                 i.values = table.from_slots(std::mem::take(&mut i.values));
             }
+            if let Some(p) = self.prev.as_mut() {
+                p.values = table.from_slots(std::mem::take(&mut p.values));
+            }
         }
         self
     }
 
+    /// A dead partition with no history: what an absent one stands for.
     pub fn dead(version: TxnId) -> RowRecord {
         RowRecord {
             version,
             live: false,
             claims: BTreeMap::new(),
             values: Vec::new(),
+            at: 0,
+            by: Uuid::nil(),
+            prev: None,
             intent: None,
         }
     }
 
-    /// A live committed row with no intent.
+    /// A live committed row with no intent and no history.
     pub fn live(version: TxnId, claims: BTreeMap<String, TxnId>, values: Vec<Value>) -> RowRecord {
         RowRecord {
-            version,
             live: true,
             claims,
             values,
+            ..RowRecord::dead(version)
+        }
+    }
+
+    /// The committed state, as the next one keeps it in `prev`.
+    pub fn as_prior(&self) -> Box<Prior> {
+        Box::new(Prior {
+            live: self.live,
+            values: if self.live {
+                self.values.clone()
+            } else {
+                Vec::new()
+            },
+            at: self.at,
+            by: self.by,
+        })
+    }
+
+    /// This partition with a new committed state, committed at `at` by
+    /// `by`: the current one becomes `prev`. Without an intent; the version
+    /// is the caller's to set.
+    pub fn succeeded(
+        &self,
+        live: bool,
+        claims: BTreeMap<String, TxnId>,
+        values: Vec<Value>,
+        at: Stamp,
+        by: TxnId,
+    ) -> RowRecord {
+        RowRecord {
+            version: self.version,
+            live,
+            claims,
+            values,
+            at,
+            by,
+            prev: Some(self.as_prior()),
             intent: None,
         }
     }
+}
+
+/// A committed state a row held before its current one (`__prev`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Prior {
+    pub live: bool,
+    pub values: Vec<Value>,
+    pub at: Stamp,
+    pub by: TxnId,
 }
 
 /// A transaction's pending write to a row: what the row will be if the
@@ -123,6 +191,25 @@ pub enum TxnStatus {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TxnRecord {
     pub status: TxnStatus,
+    /// A committed transaction's commit stamp, taken before its record was
+    /// written; 0 for an abort.
+    pub at: Stamp,
+}
+
+impl TxnRecord {
+    pub fn aborted() -> TxnRecord {
+        TxnRecord {
+            status: TxnStatus::Aborted,
+            at: 0,
+        }
+    }
+
+    pub fn committed(at: Stamp) -> TxnRecord {
+        TxnRecord {
+            status: TxnStatus::Committed,
+            at,
+        }
+    }
 }
 
 /// One claims partition: `owner` is the encoded primary key of the row that

@@ -29,7 +29,7 @@ use super::super::env::SessionEnv;
 use super::super::read;
 use super::types::{column_array, from_scalar, table_schema};
 use crate::catalog::TableDef;
-use crate::claims::intents::ReadView;
+use crate::claims::read_view::ReadView;
 use crate::error::{SqlError, SqlResult};
 use crate::sql::expr::{BinOp, Expr};
 use crate::sql::plan::{source, Access, Source};

@@ -141,6 +141,13 @@ pub async fn ensure_schema(session: &Session, cfg: &StoreConfig) -> Result<(), S
             .await
             .map_err(|e| format!("{text}: {e}"))?;
     }
+    // A keyspace made before commit stamps has records without `at`.
+    let at = cql::add_hidden_column(&format!("{ks}.{}", cql::TXN_RECORDS_TABLE), "at", "bigint");
+    match session.query_unpaged(at.as_str(), ()).await {
+        Ok(_) => {}
+        Err(e) if cql::is_existing_column_error(&e.to_string()) => {}
+        Err(e) => return Err(format!("{at}: {e}")),
+    }
     session
         .await_schema_agreement()
         .await

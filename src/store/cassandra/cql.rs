@@ -5,7 +5,7 @@
 //! - one table per user table, `t_<name prefix>_<uuid>`: the primary-key
 //!   columns are the partition key (each row is its own partition, as the
 //!   claim protocol wants), plus the hidden `__version`, `__live`,
-//!   `__claims`, `__intent`.
+//!   `__claims`, `__intent`, `__at`, `__by`, `__prev`.
 //! - `claims`: a partition per (constraint id, canonical key bytes).
 //! - `catalog`: a partition per table name.
 //! - `txn_records`: a partition per transaction, once decided.
@@ -24,6 +24,13 @@ pub const LIVE: &str = "__live";
 pub const CLAIMS: &str = "__claims";
 /// A transaction's pending write to the row (JSON of `store::Intent`).
 pub const INTENT: &str = "__intent";
+/// When the committed state was committed (`store::Stamp`), and by whom.
+pub const AT: &str = "__at";
+pub const BY: &str = "__by";
+/// The committed state before it (JSON of `store::Prior`).
+pub const PREV: &str = "__prev";
+/// The hidden columns in the order every row statement lists them.
+pub const HIDDEN_NAMES: [&str; 7] = [VERSION, LIVE, CLAIMS, INTENT, AT, BY, PREV];
 pub const CLAIMS_TABLE: &str = "claims";
 pub const CATALOG_TABLE: &str = "catalog";
 pub const TXN_RECORDS_TABLE: &str = "txn_records";
@@ -176,7 +183,7 @@ pub fn create_catalog_table(keyspace: &str) -> String {
 
 pub fn create_txn_records_table(keyspace: &str) -> String {
     format!(
-        "CREATE TABLE IF NOT EXISTS {keyspace}.{TXN_RECORDS_TABLE} (txn uuid PRIMARY KEY, status text)"
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{TXN_RECORDS_TABLE} (txn uuid PRIMARY KEY, status text, at bigint)"
     )
 }
 
@@ -198,10 +205,7 @@ pub fn create_rows_table(keyspace: &str, def: &TableDef) -> String {
     let mut cols: Vec<String> = (0..def.columns.len())
         .map(|i| format!("{} {}", quote(def.storage_name(i)), column_type(def, i)))
         .collect();
-    cols.push(format!("{} uuid", quote(VERSION)));
-    cols.push(format!("{} boolean", quote(LIVE)));
-    cols.push(format!("{} map<text, uuid>", quote(CLAIMS)));
-    cols.push(format!("{} text", quote(INTENT)));
+    cols.extend(HIDDEN.map(|(name, ty)| format!("{} {ty}", quote(name))));
     format!(
         "CREATE TABLE IF NOT EXISTS {keyspace}.{} ({}, PRIMARY KEY (({})))",
         table_name(def),
@@ -274,11 +278,14 @@ pub fn add_hidden_column(table: &str, column: &str, cql_type: &str) -> String {
 }
 
 /// The hidden columns with their CQL types.
-pub const HIDDEN: [(&str, &str); 4] = [
+pub const HIDDEN: [(&str, &str); 7] = [
     (VERSION, "uuid"),
     (LIVE, "boolean"),
     (CLAIMS, "map<text, uuid>"),
     (INTENT, "text"),
+    (AT, "bigint"),
+    (BY, "uuid"),
+    (PREV, "text"),
 ];
 
 fn pk_list(def: &TableDef) -> String {
@@ -298,11 +305,11 @@ fn pk_where(def: &TableDef) -> String {
 }
 
 /// Every column a row read returns: the table's columns in order, then
-/// `__version`, `__live`, `__claims`, `__intent`.
+/// the hidden ones (`HIDDEN_NAMES`).
 fn select_list(def: &TableDef) -> String {
     (0..def.columns.len())
         .map(|i| quote(def.storage_name(i)))
-        .chain([VERSION, LIVE, CLAIMS, INTENT].map(quote))
+        .chain(HIDDEN_NAMES.map(quote))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -319,11 +326,11 @@ pub fn non_key_columns(def: &TableDef) -> impl Iterator<Item = usize> + '_ {
 pub struct RowCql {
     /// Binds: the key columns.
     pub read: String,
-    /// Binds: every column in table order, `__version`, `__live`,
-    /// `__claims`, `__intent`.
+    /// Binds: every column in table order, then the hidden ones
+    /// (`HIDDEN_NAMES`).
     pub insert: String,
-    /// Binds: the non-key columns in table order, `__version`, `__live`,
-    /// `__claims`, `__intent`, the key columns, then the expected
+    /// Binds: the non-key columns in table order, the hidden ones
+    /// (`HIDDEN_NAMES`), the key columns, then the expected
     /// `__version`.
     pub update: String,
     /// Binds: the page size.
@@ -338,7 +345,7 @@ pub fn row_cql(keyspace: &str, def: &TableDef) -> RowCql {
     let all_markers = vec!["?"; def.columns.len() + HIDDEN.len()].join(", ");
     let sets: Vec<String> = non_key_columns(def)
         .map(|i| quote(def.storage_name(i)))
-        .chain([VERSION, LIVE, CLAIMS, INTENT].map(quote))
+        .chain(HIDDEN_NAMES.map(quote))
         .map(|c| format!("{c} = ?"))
         .collect();
     let pks = pk_list(def);
@@ -383,7 +390,7 @@ pub struct FixedCql {
     pub catalog_update: String,
     /// Binds: name, expected version.
     pub catalog_delete: String,
-    /// Binds: txn, status.
+    /// Binds: txn, status, at.
     pub txn_insert: String,
     /// Binds: txn.
     pub txn_read: String,
@@ -429,9 +436,9 @@ pub fn fixed_cql(keyspace: &str) -> FixedCql {
         ),
         catalog_delete: format!("DELETE FROM {catalog} WHERE name = ? IF version = ?"),
         txn_insert: format!(
-            "INSERT INTO {keyspace}.{TXN_RECORDS_TABLE} (txn, status) VALUES (?, ?) IF NOT EXISTS"
+            "INSERT INTO {keyspace}.{TXN_RECORDS_TABLE} (txn, status, at) VALUES (?, ?, ?) IF NOT EXISTS"
         ),
-        txn_read: format!("SELECT status FROM {keyspace}.{TXN_RECORDS_TABLE} WHERE txn = ?"),
+        txn_read: format!("SELECT status, at FROM {keyspace}.{TXN_RECORDS_TABLE} WHERE txn = ?"),
         heartbeat_write: format!("UPDATE {keyspace}.{HEARTBEATS_TABLE} SET at = ? WHERE proxy = ?"),
         heartbeat_read: format!("SELECT at FROM {keyspace}.{HEARTBEATS_TABLE} WHERE proxy = ?"),
         lock_read: format!("SELECT version, holders FROM {keyspace}.{LOCKS_TABLE} WHERE key = ?"),
@@ -508,7 +515,8 @@ mod tests {
             "CREATE TABLE IF NOT EXISTS ks.t_users_0192f0c4a1b27c3d8e9f001122334455 (\
              \"org\" int, \"handle\" text, \"email\" text, \"seen\" bigint, \
              \"__version\" uuid, \"__live\" boolean, \"__claims\" map<text, uuid>, \
-             \"__intent\" text, PRIMARY KEY ((\"org\", \"handle\")))"
+             \"__intent\" text, \"__at\" bigint, \"__by\" uuid, \"__prev\" text, \
+             PRIMARY KEY ((\"org\", \"handle\")))"
         );
     }
 
@@ -539,20 +547,22 @@ mod tests {
         let cql = row_cql("ks", &users());
         let t = "ks.t_users_0192f0c4a1b27c3d8e9f001122334455";
         let all =
-            "\"org\", \"handle\", \"email\", \"seen\", \"__version\", \"__live\", \"__claims\", \"__intent\"";
+            "\"org\", \"handle\", \"email\", \"seen\", \"__version\", \"__live\", \"__claims\", \"__intent\", \"__at\", \"__by\", \"__prev\"";
         assert_eq!(
             cql.read,
             format!("SELECT {all} FROM {t} WHERE \"org\" = ? AND \"handle\" = ?")
         );
         assert_eq!(
             cql.insert,
-            format!("INSERT INTO {t} ({all}) VALUES (?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS")
+            format!(
+                "INSERT INTO {t} ({all}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) IF NOT EXISTS"
+            )
         );
         assert_eq!(
             cql.update,
             format!(
                 "UPDATE {t} SET \"email\" = ?, \"seen\" = ?, \"__version\" = ?, \"__live\" = ?, \
-                 \"__claims\" = ?, \"__intent\" = ? WHERE \"org\" = ? AND \"handle\" = ? IF \"__version\" = ?"
+                 \"__claims\" = ?, \"__intent\" = ?, \"__at\" = ?, \"__by\" = ?, \"__prev\" = ? WHERE \"org\" = ? AND \"handle\" = ? IF \"__version\" = ?"
             )
         );
         assert_eq!(cql.scan_first, format!("SELECT {all} FROM {t} LIMIT ?"));
@@ -614,11 +624,11 @@ mod tests {
         // A transaction is decided once: whoever inserts first.
         assert_eq!(
             cql.txn_insert,
-            "INSERT INTO ks.txn_records (txn, status) VALUES (?, ?) IF NOT EXISTS"
+            "INSERT INTO ks.txn_records (txn, status, at) VALUES (?, ?, ?) IF NOT EXISTS"
         );
         assert_eq!(
             cql.txn_read,
-            "SELECT status FROM ks.txn_records WHERE txn = ?"
+            "SELECT status, at FROM ks.txn_records WHERE txn = ?"
         );
         assert_eq!(
             cql.heartbeat_write,
@@ -626,7 +636,7 @@ mod tests {
         );
         assert_eq!(
             create_txn_records_table("ks"),
-            "CREATE TABLE IF NOT EXISTS ks.txn_records (txn uuid PRIMARY KEY, status text)"
+            "CREATE TABLE IF NOT EXISTS ks.txn_records (txn uuid PRIMARY KEY, status text, at bigint)"
         );
     }
 

@@ -23,7 +23,7 @@ use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Deserialize, Serialize, Serializer};
 use uuid::Uuid;
 
-use crate::store::{Intent, TxnId};
+use crate::store::{Intent, Prior, TxnId};
 use crate::types::Value;
 
 /// The intent as `__intent` stores it.
@@ -45,6 +45,51 @@ pub fn from_json(text: &str) -> Result<Intent, String> {
         claims: read.claims,
         values,
     })
+}
+
+/// A row's previous committed state as `__prev` stores it: the same
+/// shape as an intent's (`live`, `values`), with `at` and `by`.
+pub fn prior_to_json(prior: &Prior) -> Result<String, serde_json::Error> {
+    serde_json::to_string(&StoredPrior(prior))
+}
+
+/// The previous state [`prior_to_json`] wrote.
+pub fn prior_from_json(text: &str) -> Result<Prior, String> {
+    let read: ReadPrior = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let values = read
+        .values
+        .into_iter()
+        .map(value_from_json)
+        .collect::<Result<_, _>>()?;
+    Ok(Prior {
+        live: read.live,
+        values,
+        at: read.at,
+        by: read.by,
+    })
+}
+
+struct StoredPrior<'a>(&'a Prior);
+
+impl Serialize for StoredPrior<'_> {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.0;
+        let values: Vec<StoredValue<'_>> = p.values.iter().map(StoredValue).collect();
+        let mut st = s.serialize_struct("Prior", 4)?;
+        st.serialize_field("live", &p.live)?;
+        st.serialize_field("values", &values)?;
+        st.serialize_field("at", &p.at)?;
+        st.serialize_field("by", &p.by)?;
+        st.end()
+    }
+}
+
+#[derive(Deserialize)]
+struct ReadPrior {
+    live: bool,
+    values: Vec<serde_json::Value>,
+    at: u64,
+    by: TxnId,
 }
 
 struct Stored<'a>(&'a Intent);
@@ -272,6 +317,26 @@ mod tests {
         // serde's null for a non-finite float is no value.
         let nan = r#"{"txn":"0192f0c4-a1b2-7c3d-8e9f-001122334455","live":true,"claims":{},"values":[{"Float8":null}]}"#;
         assert!(from_json(nan).is_err());
+    }
+
+    #[test]
+    fn a_previous_state_round_trips() {
+        let p = Prior {
+            live: true,
+            values: vec![
+                Value::Int4(3),
+                Value::Bytea(vec![0xff]),
+                Value::Float8(f64::NAN),
+            ],
+            at: u64::MAX - 1,
+            by: Uuid::now_v7(),
+        };
+        let json = prior_to_json(&p).unwrap();
+        assert!(json.contains(r#"{"Bytea":"/w=="}"#), "{json}");
+        let back = prior_from_json(&json).unwrap();
+        assert_eq!((back.live, back.at, back.by), (p.live, p.at, p.by));
+        assert_eq!(back.values[..2], p.values[..2]);
+        assert!(matches!(back.values[2], Value::Float8(f) if f.is_nan()));
     }
 
     #[test]

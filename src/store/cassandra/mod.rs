@@ -40,8 +40,8 @@ use self::errors::{classify, classify_pager};
 use self::statements::{Statements, TableStatements};
 use self::values::{to_cql_as, Named};
 use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, Intent, LockRecord, RowRecord, ScanPage, Store,
-    StoreError, StoreResult, TxnId, TxnRecord, TxnStatus,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, Intent, LockRecord, Prior, RowRecord, ScanPage,
+    Store, StoreError, StoreResult, TxnId, TxnRecord, TxnStatus,
 };
 use crate::catalog::TableDef;
 use crate::config::StoreConfig;
@@ -352,6 +352,7 @@ impl Store for CassandraStore {
             Some(t) => set(Some(t)),
             None => MaybeUnset::Unset,
         });
+        binds.extend(history_binds(table, &row)?);
         let rows = self.run(&stmts.insert, binds, true).await?;
         match lwt_answer(&rows)? {
             None => Ok(Cas::Applied),
@@ -379,6 +380,7 @@ impl Store for CassandraStore {
         binds.push(set(claims_map(&row.claims)));
         // None clears it: a CAS that folds or drops an intent writes none.
         binds.push(set(intent_text(table, &stmts, &row)?));
+        binds.extend(history_binds(table, &row)?);
         binds.extend(key_binds(table, &stmts, pk)?);
         // Rows from before adoption have no version: nil, `IF __version = null`.
         binds.push(match expected.is_nil() {
@@ -597,7 +599,11 @@ impl Store for CassandraStore {
     }
 
     async fn insert_txn_record(&self, txn: TxnId, rec: TxnRecord) -> StoreResult<Cas<TxnRecord>> {
-        let binds = vec![uuid(txn), text(status_text(rec.status))];
+        let binds = vec![
+            uuid(txn),
+            text(status_text(rec.status)),
+            set(Some(CqlValue::BigInt(rec.at as i64))),
+        ];
         let rows = self.run(&self.stmts.fixed.txn_insert, binds, true).await?;
         match lwt_answer(&rows)? {
             None => Ok(Cas::Applied),
@@ -708,13 +714,14 @@ fn status_text(status: TxnStatus) -> &'static str {
 }
 
 fn txn_record_of(named: &Named<'_>) -> StoreResult<Option<TxnRecord>> {
+    // A record from before commit stamps has none: older than any snapshot.
+    let at = match named.get("at") {
+        Some(CqlValue::BigInt(at)) => *at as u64,
+        _ => 0,
+    };
     Ok(match named.text("status")?.as_deref() {
-        Some("committed") => Some(TxnRecord {
-            status: TxnStatus::Committed,
-        }),
-        Some("aborted") => Some(TxnRecord {
-            status: TxnStatus::Aborted,
-        }),
+        Some("committed") => Some(TxnRecord::committed(at)),
+        Some("aborted") => Some(TxnRecord::aborted()),
         None => None,
         Some(other) => {
             return Err(StoreError::Unknown(format!(
@@ -722,6 +729,32 @@ fn txn_record_of(named: &Named<'_>) -> StoreResult<Option<TxnRecord>> {
             )))
         }
     })
+}
+
+/// `__at`, `__by` and `__prev` as stored: the committed state's stamp and
+/// writer, and the state before it (JSON, as an intent's values are).
+fn history_binds(table: &TableDef, row: &RowRecord) -> StoreResult<[Bind; 3]> {
+    let prev = match row.prev.as_deref() {
+        Some(p) => {
+            let stored = Prior {
+                values: match table.plain_layout() {
+                    true => p.values.clone(),
+                    false => table.to_slots(&p.values),
+                },
+                ..p.clone()
+            };
+            let json = intent::prior_to_json(&stored).map_err(|e| {
+                StoreError::Unavailable(format!("a previous row state does not serialize: {e}"))
+            })?;
+            Some(CqlValue::Text(json))
+        }
+        None => None,
+    };
+    Ok([
+        set(Some(CqlValue::BigInt(row.at as i64))),
+        uuid(row.by),
+        set(prev),
+    ])
 }
 
 /// `__intent` as stored (see [`intent`]), or None.

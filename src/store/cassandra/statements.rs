@@ -148,7 +148,7 @@ impl Statements {
             scan_after,
         } = cql::row_cql(&self.keyspace, def);
         let s = self.session.as_ref();
-        self.add_intent_column(def).await?;
+        self.add_hidden_columns(def).await?;
         let (read, insert, update, scan_first, scan_after) = futures::try_join!(
             prepare(s, read, Some(self.serial)),
             prepare(s, insert, None),
@@ -174,38 +174,42 @@ impl Statements {
         Ok(stmts)
     }
 
-    /// Tables created before transactions have no `__intent` column: add
-    /// it (checked once per table and process). Tables made by this
-    /// version have it already, so the check is a schema read, not DDL.
-    /// Two processes may both find it missing; the second ALTER is refused
-    /// with "already exists", which is success too.
-    async fn add_intent_column(&self, def: &TableDef) -> StoreResult<()> {
+    /// Tables created by an older keyclaim lack the hidden columns added
+    /// since (`__intent` with transactions; `__at`, `__by`, `__prev` with
+    /// snapshots): add them (checked once per table and process). Tables
+    /// made by this version have them, so the check is schema reads, not
+    /// DDL. Two processes may both find one missing; the second ALTER is
+    /// refused with "already exists", which is success too.
+    async fn add_hidden_columns(&self, def: &TableDef) -> StoreResult<()> {
         let (ks, table) = cql::schema_names(&self.keyspace, def);
-        let found = self
-            .session
-            .query_unpaged(cql::HAS_COLUMN, (&ks, &table, cql::INTENT))
-            .await
-            .map_err(|e| super::errors::classify(&e, false))?;
-        let present = found
-            .into_rows_result()
-            .map(|r| r.rows_num() > 0)
-            .unwrap_or(false);
-        if present {
-            return Ok(());
-        }
-        let alter =
-            cql::add_hidden_column(&cql::table_ref(&self.keyspace, def), cql::INTENT, "text");
-        match self.session.query_unpaged(alter, ()).await {
-            Ok(_) => {
-                self.session
-                    .await_schema_agreement()
-                    .await
-                    .map_err(|e| StoreError::Unknown(format!("schema agreement: {e}")))?;
-                Ok(())
+        let mut added = false;
+        for (column, ty) in cql::HIDDEN.into_iter().skip(3) {
+            let found = self
+                .session
+                .query_unpaged(cql::HAS_COLUMN, (&ks, &table, column))
+                .await
+                .map_err(|e| super::errors::classify(&e, false))?;
+            let present = found
+                .into_rows_result()
+                .map(|r| r.rows_num() > 0)
+                .unwrap_or(false);
+            if present {
+                continue;
             }
-            Err(e) if cql::is_existing_column_error(&e.to_string()) => Ok(()),
-            Err(e) => Err(super::errors::classify(&e, false)),
+            let alter = cql::add_hidden_column(&cql::table_ref(&self.keyspace, def), column, ty);
+            match self.session.query_unpaged(alter, ()).await {
+                Ok(_) => added = true,
+                Err(e) if cql::is_existing_column_error(&e.to_string()) => {}
+                Err(e) => return Err(super::errors::classify(&e, false)),
+            }
         }
+        if added {
+            self.session
+                .await_schema_agreement()
+                .await
+                .map_err(|e| StoreError::Unknown(format!("schema agreement: {e}")))?;
+        }
+        Ok(())
     }
 
     pub fn forget(&self, def: &TableDef) {

@@ -9,7 +9,7 @@ use scylla::frame::response::result::{ColumnType, NativeType};
 use scylla::value::{CqlDate, CqlDecimal, CqlTimestamp, CqlTimeuuid, CqlValue};
 use uuid::Uuid;
 
-use super::cql::{CLAIMS, INTENT, LIVE, VERSION};
+use super::cql::{AT, BY, CLAIMS, INTENT, LIVE, PREV, VERSION};
 use crate::catalog::TableDef;
 use crate::store::{RowRecord, StoreError, StoreResult};
 use crate::types::{encode_key, SqlType, Value};
@@ -280,6 +280,22 @@ impl Named<'_> {
         } else {
             Vec::new()
         };
+        // A row from before commit stamps: older than any snapshot.
+        let at = match self.get(AT) {
+            Some(CqlValue::BigInt(at)) => *at as u64,
+            None => 0,
+            Some(v) => return Err(corrupt(format!("{AT} holds {v:?}"))),
+        };
+        let by = self.uuid(BY)?.unwrap_or(Uuid::nil());
+        let prev = match self.text(PREV)? {
+            Some(json) => {
+                let mut p = super::intent::prior_from_json(&json)
+                    .map_err(|e| corrupt(format!("{PREV}: {e}")))?;
+                p.values = table.from_slots(p.values);
+                Some(Box::new(p))
+            }
+            None => None,
+        };
         Ok(Some((
             pk,
             RowRecord {
@@ -287,6 +303,9 @@ impl Named<'_> {
                 live,
                 claims,
                 values,
+                at,
+                by,
+                prev,
                 intent,
             },
         )))
