@@ -8,11 +8,13 @@
 //! undecided stays invisible for the whole statement, its states already
 //! folded elsewhere included (they carry its id in `by`): its stamp was
 //! taken before its record landed, so it may be older than the snapshot.
-//! When neither state of a row is old enough (the row was committed twice
-//! since the snapshot), a statement that has read no row yet moves its
-//! snapshot to now; one that has answers 40001. The first row a statement
-//! reads shows its newest committed state: any snapshot will do before
-//! anything was read, so a point read is never stale, whatever the clocks.
+//! Before it decides its first row, a statement may move its snapshot
+//! forward, up to the moment of its first store read: every row is read
+//! after that, so every transaction stamped before it has its intents in
+//! place when the row is read. The first row therefore shows the newest
+//! state committed before it was read, and a point read is never stale,
+//! whatever the clocks. A row committed twice since the snapshot has lost
+//! the state the statement needs: it answers 40001.
 
 use std::collections::HashMap;
 
@@ -31,8 +33,6 @@ pub const HISTORIC: TxnId = uuid::Uuid::max();
 
 pub struct ReadView {
     own: Option<TxnId>,
-    /// How far ahead of its start a snapshot reads (`claims::clock`).
-    ahead: std::time::Duration,
     state: Mutex<ViewState>,
 }
 
@@ -40,8 +40,14 @@ struct ViewState {
     /// The snapshot; None shows the newest committed state (checks that
     /// must see every decided transaction).
     at: Option<Stamp>,
-    /// Whether a row was read under `at`: until then it may move forward.
+    /// Whether a row was decided under `at`: until then it may move
+    /// forward, up to `first_fetch`.
     read_any: bool,
+    /// When the statement's first store read was sent: every row it will
+    /// decide was read from the store after this, so a snapshot no later
+    /// than it finds in place every intent of a transaction stamped at or
+    /// before it.
+    first_fetch: Option<Stamp>,
     /// Transactions met: committed at a stamp, or None when invisible to
     /// this statement (undecided or aborted when first met).
     known: HashMap<TxnId, Option<Stamp>>,
@@ -53,31 +59,38 @@ enum Choice {
     Intent(Stamp),
     Committed,
     Prev,
-    /// The snapshot moved; decide again.
-    Again,
     TooOld,
 }
 
 impl ReadView {
     /// The view of a statement starting now, in transaction `own` if any.
     pub fn snapshot(own: Option<TxnId>, ahead: std::time::Duration) -> ReadView {
-        ReadView::with(own, Some(super::clock::snapshot(ahead)), ahead)
+        ReadView::with(own, Some(super::clock::snapshot(ahead)))
     }
 
     /// A view of the newest committed state of every row.
     pub fn latest(own: Option<TxnId>) -> ReadView {
-        ReadView::with(own, None, Default::default())
+        ReadView::with(own, None)
     }
 
-    fn with(own: Option<TxnId>, at: Option<Stamp>, ahead: std::time::Duration) -> ReadView {
+    fn with(own: Option<TxnId>, at: Option<Stamp>) -> ReadView {
         ReadView {
             own,
-            ahead,
             state: Mutex::new(ViewState {
                 at,
                 read_any: false,
+                first_fetch: None,
                 known: HashMap::new(),
             }),
+        }
+    }
+
+    /// Say that a store read of rows is about to be sent (before every
+    /// row, scan page and claim read whose rows this view decides).
+    pub fn fetching(&self) {
+        let mut st = self.state.lock();
+        if st.first_fetch.is_none() {
+            st.first_fetch = Some(super::clock::now());
         }
     }
 
@@ -107,7 +120,6 @@ impl ReadView {
             self.mark_read();
             return Ok(None);
         };
-        let mut moved = false;
         loop {
             if let Some(intent) = &row.intent {
                 if Some(intent.txn) == self.own {
@@ -125,11 +137,7 @@ impl ReadView {
                     self.state.lock().known.entry(txn).or_insert(decided);
                 }
             }
-            let view = match self.choose(&row, !moved) {
-                Choice::Again => {
-                    moved = true;
-                    continue;
-                }
+            let view = match self.choose(&row) {
                 Choice::TooOld => return Err(too_old()),
                 Choice::Intent(at) => {
                     match reread().await.map_err(store_error)? {
@@ -167,9 +175,8 @@ impl ReadView {
     }
 
     /// Which state of `row` to show, once the record of its intent's
-    /// transaction is known; marks the snapshot read. The snapshot moves
-    /// to now at most once per row (`may_move`).
-    fn choose(&self, row: &RowRecord, may_move: bool) -> Choice {
+    /// transaction is known; marks the snapshot read.
+    fn choose(&self, row: &RowRecord) -> Choice {
         let mut st = self.state.lock();
         let shows = |st: &ViewState, at: Stamp, by: &TxnId| match st.at {
             None => true,
@@ -180,26 +187,23 @@ impl ReadView {
             .as_ref()
             .and_then(|i| st.known.get(&i.txn).copied().flatten());
         if !st.read_any {
-            // Nothing read yet: any later snapshot will do, so the first
-            // row shows its newest committed state (a point read is never
-            // stale, whatever the clocks).
-            if let Some(s) = st.at {
+            // Nothing decided yet: a later snapshot will do, as long as it
+            // is no later than the first store read. The first row then
+            // shows the newest state committed before it was read (a
+            // point read is never stale, whatever the clocks).
+            if let (Some(s), Some(fetched)) = (st.at, st.first_fetch) {
                 let newest = match intent_at {
                     Some(at) => at,
                     None if st.known.get(&row.by) != Some(&None) => row.at,
                     None => 0,
                 };
-                st.at = Some(s.max(newest));
+                st.at = Some(s.max(newest.min(fetched)));
             }
         }
         let choice = match intent_at {
             Some(at) if st.at.is_none_or(|s| at <= s) => Choice::Intent(at),
             _ if shows(&st, row.at, &row.by) => Choice::Committed,
             _ if row.prev.as_ref().is_some_and(|p| shows(&st, p.at, &p.by)) => Choice::Prev,
-            _ if !st.read_any && may_move => {
-                st.at = Some(super::clock::snapshot(self.ahead));
-                return Choice::Again;
-            }
             _ => return Choice::TooOld,
         };
         st.read_any = true;
@@ -299,13 +303,17 @@ mod tests {
     async fn the_first_row_read_shows_its_newest_state_and_fixes_the_snapshot() {
         let store = MemoryStore::new();
         let v = view();
-        // Committed after the snapshot was taken, twice: the first read
-        // moves the snapshot instead of failing.
+        // Committed after the snapshot was taken, twice, then read: the
+        // first row moves the snapshot up to when it was read.
         let a = state(1, 1, TxnId::nil());
         let a2 = then(&a, 2, clock::now(), uuid::Uuid::now_v7());
         let a3 = then(&a2, 3, clock::now(), uuid::Uuid::now_v7());
-        assert_eq!(shown(&v, &store, &a3).await, Ok(3));
+        v.fetching();
+        // Stamped after the read was sent: not shown, and no further move.
+        let a4 = then(&a3, 4, clock::now(), uuid::Uuid::now_v7());
+        assert_eq!(shown(&v, &store, &a4).await, Ok(3));
         // Later rows are read at that snapshot.
+        v.fetching();
         let b = state(5, 1, TxnId::nil());
         let b2 = then(&b, 6, clock::now(), uuid::Uuid::now_v7());
         assert_eq!(shown(&v, &store, &b2).await, Ok(5));

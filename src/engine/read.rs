@@ -104,6 +104,7 @@ async fn read_by(
         By::Primary => key,
         By::Unique(n) => {
             let u = &t.uniques[n];
+            view.fetching();
             let Some(claim) = store.read_claim(&u.id, &key).await.map_err(store_error)? else {
                 view.mark_read();
                 return Ok(None);
@@ -184,6 +185,7 @@ async fn visible(
     t: &TableDef,
     pk: &[u8],
 ) -> SqlResult<Option<RowRecord>> {
+    view.fetching();
     let row = store.read_row(t, pk).await.map_err(store_error)?;
     view.visible(store, row, || store.read_row(t, pk)).await
 }
@@ -317,6 +319,7 @@ pub fn rows(
             let Some(after) = cursor else {
                 return Ok(None);
             };
+            view.fetching();
             let page = store
                 .scan_rows(&src.table, after.as_deref(), page)
                 .await
