@@ -34,16 +34,11 @@ pub fn to_json(intent: &Intent) -> Result<String, serde_json::Error> {
 /// The intent [`to_json`] wrote.
 pub fn from_json(text: &str) -> Result<Intent, String> {
     let read: Read = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let values = read
-        .values
-        .into_iter()
-        .map(value_from_json)
-        .collect::<Result<_, _>>()?;
     Ok(Intent {
         txn: read.txn,
         live: read.live,
         claims: read.claims,
-        values,
+        values: values_from_json(read.values)?,
     })
 }
 
@@ -56,14 +51,9 @@ pub fn prior_to_json(prior: &Prior) -> Result<String, serde_json::Error> {
 /// The previous state [`prior_to_json`] wrote.
 pub fn prior_from_json(text: &str) -> Result<Prior, String> {
     let read: ReadPrior = serde_json::from_str(text).map_err(|e| e.to_string())?;
-    let values = read
-        .values
-        .into_iter()
-        .map(value_from_json)
-        .collect::<Result<_, _>>()?;
     Ok(Prior {
         live: read.live,
-        values,
+        values: values_from_json(read.values)?,
         at: read.at,
         by: read.by,
     })
@@ -135,6 +125,10 @@ struct Read {
     live: bool,
     claims: BTreeMap<String, Uuid>,
     values: Vec<serde_json::Value>,
+}
+
+fn values_from_json(values: Vec<serde_json::Value>) -> Result<Vec<Value>, String> {
+    values.into_iter().map(value_from_json).collect()
 }
 
 fn value_from_json(v: serde_json::Value) -> Result<Value, String> {

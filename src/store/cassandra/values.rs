@@ -190,6 +190,13 @@ impl Named<'_> {
         }
     }
 
+    /// A JSON column (`__intent`, `__prev`) read by `parse`.
+    fn json<T>(&self, name: &str, parse: fn(&str) -> Result<T, String>) -> StoreResult<Option<T>> {
+        self.text(name)?
+            .map(|json| parse(&json).map_err(|e| corrupt(format!("{name}: {e}"))))
+            .transpose()
+    }
+
     pub fn text(&self, name: &str) -> StoreResult<Option<String>> {
         match self.get(name) {
             None => Ok(None),
@@ -264,15 +271,10 @@ impl Named<'_> {
                 }
             }
         }
-        let intent = match self.text(INTENT)? {
-            Some(json) => {
-                let mut i = super::intent::from_json(&json)
-                    .map_err(|e| corrupt(format!("{INTENT}: {e}")))?;
-                i.values = table.from_slots(i.values);
-                Some(Box::new(i))
-            }
-            None => None,
-        };
+        let intent = self.json(INTENT, super::intent::from_json)?.map(|mut i| {
+            i.values = table.from_slots(i.values);
+            Box::new(i)
+        });
         let values = if live {
             (0..table.columns.len())
                 .map(|i| self.column(table, i))
@@ -287,15 +289,12 @@ impl Named<'_> {
             Some(v) => return Err(corrupt(format!("{AT} holds {v:?}"))),
         };
         let by = self.uuid(BY)?.unwrap_or(Uuid::nil());
-        let prev = match self.text(PREV)? {
-            Some(json) => {
-                let mut p = super::intent::prior_from_json(&json)
-                    .map_err(|e| corrupt(format!("{PREV}: {e}")))?;
+        let prev = self
+            .json(PREV, super::intent::prior_from_json)?
+            .map(|mut p| {
                 p.values = table.from_slots(p.values);
-                Some(Box::new(p))
-            }
-            None => None,
-        };
+                Box::new(p)
+            });
         Ok(Some((
             pk,
             RowRecord {
