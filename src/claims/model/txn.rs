@@ -54,8 +54,26 @@
 //!   values the folded rows no longer hold and the transaction's claims no
 //!   final row needs); besides, any decided intent may be folded or dropped
 //!   at any time, by whoever meets it.
-//! - An outside reader reads row 0 then row 1, deciding each transaction it
-//!   meets once per statement (`ReadView`); a transaction's own read sees
+//! - Snapshots across rows (transactions.md, section 9), on one process
+//!   clock: a counter, a stamp taken from it is later than every one
+//!   before. COMMIT takes its commit stamp in a step before its record
+//!   write (which may then land or not, as any); a committed record
+//!   carries it. A row's committed state carries the stamp it was
+//!   committed at and who committed it (0 and `INIT` for the initial load
+//!   and a fresh partition), and the row keeps the one committed state it
+//!   replaced (`prev`): folding a committed intent (`Clean`, `finish`, a
+//!   writer writing its intent over it) moves the committed state there;
+//!   dropping an aborted intent changes neither.
+//! - An outside reader takes its snapshot S (a stamp), then reads row 0
+//!   and row 1, one step each, showing of each row, newest first: the
+//!   intent, if its transaction's record says committed at or before S;
+//!   the committed state, then the previous one, unless committed after S
+//!   or by a transaction it decided invisible. It decides each transaction
+//!   it meets once per statement (`ReadView`): on an intent by the record
+//!   and its stamp (undecided: invisible), on a committed state by the
+//!   stamp. Nothing left to show: the row is too old and the statement
+//!   answers 40001, unless it is the first row (nothing sent yet): then S
+//!   moves to now and the row is read again. A transaction's own read sees
 //!   its intents (`ReadView` with its own id).
 //!
 //! Simplifications: settling a row (row, record, row again) is one step,
@@ -72,9 +90,16 @@
 //! - **Atomic**: the visible rows are exactly what the committed
 //!   transactions wrote, applied in commit order (a ghost copy updated when
 //!   a commit record lands): all of a committed transaction's kept writes
-//!   and none of an aborted one's.
+//!   and none of an aborted one's. Applied in stamp order instead, the
+//!   same (see the property).
 //! - **No dirty read**: every value a reader (outside, or a transaction
 //!   reading another's row) saw was written by a committed transaction.
+//! - **Snapshot**: the two rows the outside reader showed are what the
+//!   initial load and the kept writes of a set X of transactions committed
+//!   by the end of its read leave, applied in stamp order; X holds every
+//!   committed transaction with an earlier stamp that wrote a row one in X
+//!   wrote, and every transaction whose COMMIT was answered ok before the
+//!   reader started (no stale read).
 //! - **Read-your-writes**: a transaction's own read of a row it wrote sees
 //!   its last kept write there (unless it is doomed or already aborted).
 //! - **Truthful**: COMMIT answered ok means the record says committed; an
@@ -109,10 +134,15 @@
 //! (v7 claims and fencing are `model::mod`'s); clients ROLLBACK only at
 //! the end or after an error, and after ROLLBACK TO go on past the failed
 //! statement; a resolver's own statement failing when its abort's outcome
-//! is unknown; lock timeouts only in the larger scopes; snapshots across
-//! rows (a reader can see part of a transaction that commits between its
-//! two reads: `S_TORN` shows it is reachable, the gap of transactions.md,
-//! section 9).
+//! is unknown; lock timeouts only in the larger scopes. Of snapshots
+//! (section 9): more than one clock (the offset, the commit wait and the
+//! push of an undecided record, which one clock does not need), a
+//! history longer than one previous state, single-statement writes (which
+//! keep a previous state too), and a statement that has sent rows moving
+//! its snapshot (only the first row's read does). The torn read of
+//! before, a reader seeing part of a transaction that commits between its
+//! two reads, is now a violation of Snapshot (mutant
+//! [`Mutant::NoSnapshot`]).
 
 use std::fmt;
 
@@ -217,17 +247,63 @@ impl fmt::Debug for Intent {
     }
 }
 
-/// A row partition.
+/// A committed state a row held before: the state, the stamp it was
+/// committed at, and who committed it.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Past {
+    pub val: Val,
+    pub at: u8,
+    pub by: Who,
+}
+
+impl fmt::Debug for Past {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{:?}/{}", self.val, self.at)
+    }
+}
+
+/// A row partition: its committed state, committed at stamp `at` by
+/// `by` (0 and [`INIT`] for the initial load and a fresh partition), the
+/// one committed state it replaced (`prev`; None: nothing before stamp
+/// 0), and at most one intent.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Part {
     pub ver: u8,
     pub committed: Val,
+    pub at: u8,
+    pub by: Who,
+    pub prev: Option<Past>,
     pub intent: Option<Intent>,
+}
+
+impl Part {
+    /// A partition whose committed state is `committed` since stamp 0.
+    fn fresh(committed: Val) -> Part {
+        Part {
+            ver: 1,
+            committed,
+            at: 0,
+            by: INIT,
+            prev: None,
+            intent: None,
+        }
+    }
+
+    fn current(&self) -> Past {
+        Past {
+            val: self.committed,
+            at: self.at,
+            by: self.by,
+        }
+    }
 }
 
 impl fmt::Debug for Part {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "v{} {:?}", self.ver, self.committed)?;
+        write!(f, "v{} {:?}", self.ver, self.current())?;
+        if let Some(p) = self.prev {
+            write!(f, " (was {p:?})")?;
+        }
         if let Some(i) = self.intent {
             write!(f, " +{i:?}")?;
         }
@@ -430,16 +506,39 @@ impl Txn {
     }
 }
 
+/// The outside reader's statement.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Reader {
+    /// Its snapshot S, once it started.
+    snapshot: Option<u8>,
+    /// What it showed, row by row.
+    seen: Vec<Val>,
+    /// The decisions it remembers: transaction t visible or not.
+    memo: [Option<bool>; TXNS],
+    /// It ended in 40001: a row's history did not reach back to S (what
+    /// it saw is discarded).
+    too_old: bool,
+    /// Ghosts: the transactions whose COMMIT was answered ok before it
+    /// started, those committed when it read its last row; it showed a
+    /// row's previous state; its first row was too old and S moved on.
+    ok_before: [bool; TXNS],
+    committed_at_end: [bool; TXNS],
+    from_prev: bool,
+    moved: bool,
+}
+
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct State {
     rows: [Option<Part>; ROWS],
     claims: [Option<Claim>; KEYS],
     records: [Option<Status>; TXNS],
+    /// The one process clock: the last stamp taken.
+    clock: u8,
+    /// The commit stamp each COMMIT took before writing its record; a
+    /// committed record carries it.
+    stamps: [Option<u8>; TXNS],
     txns: [Txn; TXNS],
-    /// What the outside reader saw, and the decisions its statement
-    /// remembers.
-    seen: Vec<Val>,
-    reader_memo: [Option<bool>; TXNS],
+    reader: Reader,
     /// The rows as the committed transactions, applied in commit order,
     /// leave them.
     ghost: [Val; ROWS],
@@ -471,6 +570,11 @@ pub enum Action {
         t: u8,
         fault: Fault,
     },
+    /// COMMIT takes its commit stamp (before its record write).
+    Stamp {
+        t: u8,
+    },
+    /// COMMIT's record write.
     Commit {
         t: u8,
         fault: Fault,
@@ -508,6 +612,8 @@ pub enum Action {
     Finish {
         t: u8,
     },
+    /// The outside reader's statement takes its snapshot.
+    ReaderStart,
     /// The outside reader's next row.
     Read,
 }
@@ -550,6 +656,18 @@ pub enum Mutant {
     UnknownWriteNotDoomed,
     /// A COMMIT whose outcome is unknown answers as if it failed.
     UnknownCommitAsAborted,
+    /// A fold keeps no previous state, and a reader shows the committed
+    /// state when nothing it may show is left.
+    NoPrev,
+    /// A reader shows a committed state by its stamp alone, without the
+    /// decision it remembers about the transaction that committed it:
+    /// T takes its stamp, the reader its snapshot, meets T's intent on
+    /// row 0 undecided (invisible), then T's record lands and its row 1
+    /// intent is folded, stamped before S, before the reader reads row 1.
+    IgnoreBy,
+    /// A reader ignores stamps (as before snapshots): an intent by its
+    /// record, the committed state always.
+    NoSnapshot,
 }
 
 /// How a claim of a transaction found unbacked is taken over.
@@ -603,14 +721,19 @@ pub const S_COMMITTED: &str = "reachable: a transaction commits";
 pub const S_ABORTED_BY_OTHER: &str = "reachable: a resolver aborts a stalled transaction";
 pub const S_GIVE_WAY: &str = "reachable: a writer gives way (40P01)";
 pub const S_UNKNOWN: &str = "reachable: a COMMIT answers 40003";
-pub const S_TORN: &str = "reachable (known gap): a reader sees part of a transaction";
+pub const P_SNAPSHOT: &str = "snapshot: a reader sees a closed set of committed transactions";
+pub const S_TOO_OLD: &str = "reachable: a reader's row is too old for its snapshot (40001)";
+pub const S_PREV: &str = "reachable: a reader shows a row's previous committed state";
+pub const S_MOVED: &str = "reachable: a reader's first row is too old and its snapshot moves";
 pub const S_DUPLICATE: &str = "reachable: a statement answers 23505";
 pub const S_REUSED: &str = "reachable: a freed value given to another row is refused (0A000)";
 pub const S_TAKEOVER: &str = "reachable: a claim of a decided transaction is taken over";
 pub const S_ROLLBACK_TO: &str = "reachable: ROLLBACK TO undoes a write, then COMMIT";
 pub const S_BOTH_COMMIT: &str = "reachable: both transactions commit";
 
-pub const SAFETY: [&str; 7] = [P_U, P_C, P_ATOMIC, P_DIRTY, P_RYW, P_TRUTH, P_STUCK];
+pub const SAFETY: [&str; 8] = [
+    P_U, P_C, P_ATOMIC, P_DIRTY, P_RYW, P_TRUTH, P_STUCK, P_SNAPSHOT,
+];
 
 /// How reading a row ended for a writer.
 enum Seen {
@@ -647,6 +770,15 @@ enum Claimed {
 }
 
 impl State {
+    /// The stamp t's record carries, if it says committed.
+    fn commit_stamp(&self, t: usize) -> Option<u8> {
+        if self.records[t] != Some(Status::Committed) {
+            return None;
+        }
+        debug_assert!(self.stamps[t].is_some(), "a COMMIT takes its stamp first");
+        self.stamps[t]
+    }
+
     fn status(&self, w: Who) -> Option<Status> {
         match w {
             INIT => Some(Status::Committed),
@@ -695,6 +827,18 @@ impl State {
         for (t, rec) in self.records.iter().enumerate() {
             if let Some(rec) = rec {
                 out += &format!(" T{t}:{rec:?}");
+            }
+        }
+        for (t, at) in self.stamps.iter().enumerate() {
+            if let Some(at) = at {
+                out += &format!(" T{t}@{at}");
+            }
+        }
+        let rd = &self.reader;
+        if let Some(snap) = rd.snapshot {
+            out += &format!(" | S={snap} seen {:?}", rd.seen);
+            if rd.too_old {
+                out += " 40001";
             }
         }
         out
@@ -846,6 +990,130 @@ impl TxnModel {
 
     fn is(&self, m: Mutant) -> bool {
         self.mutant == m
+    }
+
+    /// Fold a committed intent (value `val` of transaction `by`, whose
+    /// record carries stamp `at`) into p's committed state; the state it
+    /// replaces becomes the previous one.
+    fn fold(&self, p: &mut Part, val: Val, by: Who, at: u8) {
+        p.prev = if self.is(Mutant::NoPrev) {
+            None
+        } else {
+            Some(p.current())
+        };
+        p.committed = val;
+        p.at = at;
+        p.by = by;
+    }
+
+    /// Whether the reader may show a committed state: not committed after
+    /// its snapshot, nor by a transaction it decided invisible. Meeting
+    /// the transaction first here decides it by the stamp.
+    fn may_show(&self, rd: &mut Reader, past: Past) -> bool {
+        let early = past.at <= rd.snapshot.expect("the reader started");
+        if past.by == INIT || self.is(Mutant::IgnoreBy) {
+            return early;
+        }
+        *rd.memo[past.by as usize - 1].get_or_insert(early) && early
+    }
+
+    /// The outside reader's read of row r at its snapshot S, newest first:
+    /// the intent, the committed state, the previous one; None when none
+    /// may be shown (too old).
+    fn snapshot_read(&self, n: &mut State, r: usize) -> Option<Val> {
+        let Some(p) = n.rows[r] else {
+            return Some(Val::ABSENT);
+        };
+        if let Some(i) = p.intent {
+            let u = i.txn as usize;
+            let visible = match n.reader.memo[u] {
+                Some(c) => c,
+                None => {
+                    let snap = n.reader.snapshot.expect("the reader started");
+                    let c = match self.mutant {
+                        Mutant::DirtyReader => n.records[u] != Some(Status::Aborted),
+                        Mutant::NoSnapshot => n.records[u] == Some(Status::Committed),
+                        _ => n.commit_stamp(u).is_some_and(|at| at <= snap),
+                    };
+                    n.reader.memo[u] = Some(c);
+                    c
+                }
+            };
+            if visible {
+                return Some(i.val);
+            }
+        }
+        if self.is(Mutant::NoSnapshot) || self.may_show(&mut n.reader, p.current()) {
+            return Some(p.committed);
+        }
+        if let Some(prev) = p.prev {
+            if self.may_show(&mut n.reader, prev) {
+                n.reader.from_prev = true;
+                return Some(prev.val);
+            }
+        }
+        if self.is(Mutant::NoPrev) {
+            return Some(p.committed);
+        }
+        None
+    }
+
+    /// The rows as the initial load, then the kept writes of the
+    /// transactions in `set` in commit-stamp order, leave them.
+    fn applied(&self, s: &State, set: [bool; TXNS]) -> [Val; ROWS] {
+        let mut rows = self
+            .init
+            .map(|k| k.map_or(Val::ABSENT, |k| Val::live(k, INIT, INIT)));
+        let mut order: Vec<usize> = (0..TXNS).filter(|&t| set[t]).collect();
+        order.sort_by_key(|&t| s.stamps[t]);
+        for t in order {
+            let log = &s.txns[t].log;
+            for (_, last) in per_row(log) {
+                rows[log[last].row as usize] = log[last].val;
+            }
+        }
+        rows
+    }
+
+    /// P_SNAPSHOT: the two rows the reader showed are what the initial
+    /// load and a set X of transactions committed by the end of its read
+    /// leave, applied in stamp order; X holds every transaction that
+    /// committed (stamp) before one in X and wrote a row it wrote, and
+    /// every transaction whose COMMIT was answered ok before the reader
+    /// started.
+    fn snapshot_ok(&self, s: &State) -> bool {
+        let rd = &s.reader;
+        if rd.seen.len() < ROWS {
+            return true;
+        }
+        let committed = rd.committed_at_end;
+        let rows = |t: usize| -> Vec<u8> {
+            let log = &s.txns[t].log;
+            per_row(log)
+                .iter()
+                .map(|&(_, last)| log[last].row)
+                .collect()
+        };
+        let conflict = |t: usize, u: usize| rows(t).iter().any(|r| rows(u).contains(r));
+        (0..1u8 << TXNS).any(|mask| {
+            let x: [bool; TXNS] = std::array::from_fn(|t| mask >> t & 1 == 1);
+            let within = (0..TXNS).all(|t| !x[t] || committed[t]);
+            let fresh = (0..TXNS).all(|t| !rd.ok_before[t] || x[t]);
+            let closed = (0..TXNS).all(|t| {
+                !x[t]
+                    || (0..TXNS).all(|u| {
+                        x[u] || !committed[u] || s.stamps[u] > s.stamps[t] || !conflict(t, u)
+                    })
+            });
+            within
+                && fresh
+                && closed
+                && self
+                    .applied(s, x)
+                    .iter()
+                    .zip(&rd.seen)
+                    .all(|(a, b)| a.shown() == b.shown())
+        })
     }
 
     fn stmt(&self, s: &State, t: usize) -> Option<Stmt> {
@@ -1226,22 +1494,26 @@ impl TxnModel {
     /// `finish`: fold or drop each row's intent if still its last write,
     /// remove the claims of values a folded row no longer holds and the
     /// transaction's claims no final row needs.
-    fn finish(n: &mut State, t: usize) {
-        let committed = n.records[t] == Some(Status::Committed);
+    fn finish(&self, n: &mut State, t: usize) {
+        let stamp = n.commit_stamp(t);
+        let committed = stamp.is_some();
         let log = n.txns[t].log.clone();
         for (_, last) in per_row(&log) {
             let e = log[last];
             let r = e.row as usize;
-            let Some(p) = n.rows[r] else { continue };
+            let Some(mut p) = n.rows[r] else { continue };
             if p.ver != e.ver {
                 continue;
             }
-            let folded = if committed { e.val } else { e.base };
-            n.rows[r] = Some(Part {
-                ver: p.ver + 1,
-                committed: folded,
-                intent: None,
-            });
+            // Still its last write: the intent is e.val over e.base.
+            debug_assert_eq!(p.committed, e.base);
+            if let Some(at) = stamp {
+                self.fold(&mut p, e.val, who(t), at);
+            }
+            let folded = p.committed;
+            p.ver += 1;
+            p.intent = None;
+            n.rows[r] = Some(p);
             if committed && e.base.live && !folded.holds(e.base.key) {
                 let k = e.base.key as usize;
                 if n.claims[k].is_some_and(|c| c.txn == e.base.ctxn) {
@@ -1342,14 +1614,28 @@ impl TxnModel {
                 let ver = n.rows[r].map_or(1, |cur| cur.ver + 1);
                 let landed = applies && fault != Fault::Lost;
                 if landed {
-                    n.rows[r] = Some(Part {
-                        ver,
-                        committed: p.base,
-                        intent: Some(Intent {
-                            txn: t as u8,
-                            val: p.new,
-                        }),
+                    // The row as settled (the version did not move): a
+                    // decided intent of another transaction is folded or
+                    // dropped in the same write, as the settle found it
+                    // (only BlindCommit turns an abort into a commit in
+                    // between).
+                    let mut part = n.rows[r].unwrap_or(Part::fresh(Val::ABSENT));
+                    if let Some(i) = part.intent.filter(|i| i.txn as usize != t) {
+                        if let Some(at) = n.commit_stamp(i.txn as usize) {
+                            let mut folded = part;
+                            self.fold(&mut folded, i.val, who(i.txn as usize), at);
+                            if folded.committed == p.base {
+                                part = folded;
+                            }
+                        }
+                    }
+                    debug_assert!(part.committed == p.base || self.is(Mutant::BlindCommit));
+                    part.ver = ver;
+                    part.intent = Some(Intent {
+                        txn: t as u8,
+                        val: p.new,
                     });
+                    n.rows[r] = Some(part);
                 }
                 if fault != Fault::None {
                     // 40003: not logged, not released; dooms.
@@ -1385,10 +1671,13 @@ impl TxnModel {
                     let r = u.row as usize;
                     if let Some(cur) = n.rows[r] {
                         if cur.ver == u.expect && fault != Fault::Lost {
+                            // Unchanged since the write undone: the same
+                            // committed state (and history) under it.
+                            debug_assert_eq!(cur.committed, u.base);
                             n.rows[r] = Some(Part {
                                 ver: cur.ver + 1,
-                                committed: u.base,
                                 intent: u.prior,
+                                ..cur
                             });
                         }
                     }
@@ -1469,6 +1758,34 @@ impl State {
         for p in self.rows.iter_mut().flatten() {
             p.ver = 1;
         }
+        self.canon_stamps();
+    }
+
+    /// Stamps only ever meet to be compared with each other, and a new
+    /// one is later than all: each is written as its rank among those
+    /// held (0, the initial load's, stays 0), the clock as the last.
+    fn canon_stamps(&mut self) {
+        let mut held: Vec<u8> = self.stamps.iter().flatten().copied().collect();
+        held.extend(self.reader.snapshot);
+        for p in self.rows.iter().flatten() {
+            held.push(p.at);
+            held.extend(p.prev.map(|v| v.at));
+        }
+        held.retain(|&v| v != 0);
+        held.sort_unstable();
+        held.dedup();
+        let rank = |v: &mut u8| {
+            if *v != 0 {
+                *v = held.iter().position(|h| h == v).unwrap() as u8 + 1;
+            }
+        };
+        self.stamps.iter_mut().flatten().for_each(rank);
+        self.reader.snapshot.iter_mut().for_each(rank);
+        for p in self.rows.iter_mut().flatten() {
+            rank(&mut p.at);
+            p.prev.iter_mut().for_each(|v| rank(&mut v.at));
+        }
+        self.clock = held.len() as u8;
     }
 }
 
@@ -1495,11 +1812,7 @@ impl Model for TxnModel {
         for (r, k) in self.init.iter().enumerate() {
             if let Some(k) = *k {
                 let v = Val::live(k, INIT, INIT);
-                rows[r] = Some(Part {
-                    ver: 1,
-                    committed: v,
-                    intent: None,
-                });
+                rows[r] = Some(Part::fresh(v));
                 claims[k as usize] = Some(Claim {
                     owner: r as u8,
                     txn: INIT,
@@ -1517,9 +1830,10 @@ impl Model for TxnModel {
             rows,
             claims,
             records: [None; TXNS],
+            clock: 0,
+            stamps: [None; TXNS],
             txns,
-            seen: Vec::new(),
-            reader_memo: [None; TXNS],
+            reader: Reader::default(),
             ghost,
             took_over: false,
             faults: 0,
@@ -1550,12 +1864,21 @@ impl Model for TxnModel {
             let at_end = x.phase == Phase::Idle
                 && (x.failed || x.pc as usize >= self.programs[t].stmts.len());
             if at_end {
+                // COMMIT takes its stamp, then writes its record; a doomed
+                // one or one that wrote nothing writes no commit record.
+                let stamped = s.stamps[t].is_some();
                 if !x.failed {
-                    with_faults(actions, &|fault| Action::Commit { t: tt, fault }, ALL);
+                    if !stamped && !x.doomed && !x.log.is_empty() {
+                        actions.push(Action::Stamp { t: tt });
+                    } else {
+                        with_faults(actions, &|fault| Action::Commit { t: tt, fault }, ALL);
+                    }
                 }
-                with_faults(actions, &|fault| Action::Rollback { t: tt, fault }, ALL);
-                if x.mark.is_some() && !x.rolled_to {
-                    actions.push(Action::RollbackTo { t: tt });
+                if !stamped {
+                    with_faults(actions, &|fault| Action::Rollback { t: tt, fault }, ALL);
+                    if x.mark.is_some() && !x.rolled_to {
+                        actions.push(Action::RollbackTo { t: tt });
+                    }
                 }
             }
             if let Some((_, age)) = self.waits_on(s, t) {
@@ -1605,8 +1928,13 @@ impl Model for TxnModel {
                 }
             }
         }
-        if self.reader && s.seen.len() < ROWS {
-            actions.push(Action::Read);
+        if self.reader {
+            let rd = &s.reader;
+            if rd.snapshot.is_none() {
+                actions.push(Action::ReaderStart);
+            } else if rd.seen.len() < ROWS && !rd.too_old {
+                actions.push(Action::Read);
+            }
         }
     }
 
@@ -1614,6 +1942,10 @@ impl Model for TxnModel {
         let mut n = s.clone();
         match a {
             Action::Step { t, fault } => self.step(&mut n, t as usize, fault),
+            Action::Stamp { t } => {
+                n.clock += 1;
+                n.stamps[t as usize] = Some(n.clock);
+            }
             Action::Commit { t, fault } => {
                 let t = t as usize;
                 if fault != Fault::None {
@@ -1634,13 +1966,12 @@ impl Model for TxnModel {
                     // Fold the first row now, the others as later steps
                     // (modelled as: only the first, and no record).
                     let e = n.txns[t].log[0];
-                    if let Some(p) = n.rows[e.row as usize] {
-                        if p.intent.is_some_and(|i| i.txn as usize == t) {
-                            n.rows[e.row as usize] = Some(Part {
-                                ver: p.ver + 1,
-                                committed: p.intent.unwrap().val,
-                                intent: None,
-                            });
+                    if let Some(mut p) = n.rows[e.row as usize] {
+                        if let Some(i) = p.intent.filter(|i| i.txn as usize == t) {
+                            self.fold(&mut p, i.val, who(t), n.stamps[t].unwrap());
+                            p.ver += 1;
+                            p.intent = None;
+                            n.rows[e.row as usize] = Some(p);
                         }
                     }
                     n.txns[t].answer = Some(Answer::Committed);
@@ -1705,50 +2036,48 @@ impl Model for TxnModel {
             }
             Action::Clean { r } => {
                 let r = r as usize;
-                let p = n.rows[r].unwrap();
+                let mut p = n.rows[r].unwrap();
                 let i = p.intent.unwrap();
-                let committed = match n.records[i.txn as usize] {
-                    Some(Status::Committed) => i.val,
-                    // Aborted, or (TtlWithoutRecord) undecided: dropped.
-                    _ => p.committed,
-                };
-                n.rows[r] = Some(Part {
-                    ver: p.ver + 1,
-                    committed,
-                    intent: None,
-                });
+                // Aborted, or (TtlWithoutRecord) undecided: dropped.
+                if let Some(at) = n.commit_stamp(i.txn as usize) {
+                    self.fold(&mut p, i.val, who(i.txn as usize), at);
+                }
+                p.ver += 1;
+                p.intent = None;
+                n.rows[r] = Some(p);
             }
-            Action::Finish { t } => Self::finish(&mut n, t as usize),
+            Action::Finish { t } => self.finish(&mut n, t as usize),
+            Action::ReaderStart => {
+                n.clock += 1;
+                n.reader.snapshot = Some(n.clock);
+                n.reader.ok_before =
+                    std::array::from_fn(|t| n.txns[t].answer == Some(Answer::Committed));
+            }
             Action::Read => {
-                let r = n.seen.len();
-                let v = match n.rows[r] {
-                    None => Val::ABSENT,
-                    Some(p) => match p.intent {
-                        Some(i) => {
-                            let u = i.txn as usize;
-                            let committed = match n.reader_memo[u] {
-                                Some(c) => c,
-                                None => {
-                                    let c = match self.mutant {
-                                        Mutant::DirtyReader => {
-                                            n.records[u] != Some(Status::Aborted)
-                                        }
-                                        _ => n.records[u] == Some(Status::Committed),
-                                    };
-                                    n.reader_memo[u] = Some(c);
-                                    c
-                                }
-                            };
-                            if committed {
-                                i.val
-                            } else {
-                                p.committed
-                            }
+                let r = n.reader.seen.len();
+                match self.snapshot_read(&mut n, r) {
+                    Some(v) => {
+                        n.reader.seen.push(v);
+                        if n.reader.seen.len() == ROWS {
+                            n.reader.committed_at_end =
+                                std::array::from_fn(|t| n.records[t] == Some(Status::Committed));
+                            n.reader.memo = [None; TXNS];
                         }
-                        None => p.committed,
-                    },
-                };
-                n.seen.push(v);
+                    }
+                    None if r == 0 => {
+                        // Nothing sent yet: the statement moves its
+                        // snapshot to now and reads the row again.
+                        n.clock += 1;
+                        n.reader.snapshot = Some(n.clock);
+                        n.reader.memo = [None; TXNS];
+                        n.reader.moved = true;
+                    }
+                    None => {
+                        n.reader.too_old = true;
+                        n.reader.seen.clear();
+                        n.reader.memo = [None; TXNS];
+                    }
+                }
             }
         }
         n.canon();
@@ -1768,11 +2097,25 @@ impl Model for TxnModel {
                     !v.live || s.claims[v.key as usize].is_some_and(|c| c.owner as usize == r)
                 })
             }),
-            Property::always(P_ATOMIC, |_, s: &State| {
-                (0..ROWS).all(|r| s.visible(r).shown() == s.ghost[r].shown())
+            Property::always(P_ATOMIC, |m: &TxnModel, s: &State| {
+                // The ghost applies the writes in the order the records
+                // landed; snapshots order them by stamp. The two orders
+                // agree on every pair that wrote a common row: the later
+                // writer wrote its intent there only once the earlier was
+                // decided (its record landed, after its stamp), and takes
+                // its own stamp at COMMIT, after its writes. Pairs without
+                // a common row commute. So either order gives the same
+                // rows, and both are checked.
+                let committed = std::array::from_fn(|t| s.records[t] == Some(Status::Committed));
+                let by_stamp = m.applied(s, committed);
+                (0..ROWS).all(|r| {
+                    let v = s.visible(r).shown();
+                    v == s.ghost[r].shown() && v == by_stamp[r].shown()
+                })
             }),
             Property::always(P_DIRTY, |_, s: &State| {
-                s.seen
+                s.reader
+                    .seen
                     .iter()
                     .all(|v| s.status(v.tag) == Some(Status::Committed))
                     && s.txns.iter().all(|x| !x.dirty)
@@ -1815,9 +2158,10 @@ impl Model for TxnModel {
             Property::sometimes(S_UNKNOWN, |_, s: &State| {
                 s.txns.iter().any(|x| x.answer == Some(Answer::Unknown))
             }),
-            Property::sometimes(S_TORN, |_, s: &State| {
-                s.seen.len() == 2 && s.seen[0].tag != s.seen[1].tag
-            }),
+            Property::always(P_SNAPSHOT, |m: &TxnModel, s: &State| m.snapshot_ok(s)),
+            Property::sometimes(S_TOO_OLD, |_, s: &State| s.reader.too_old),
+            Property::sometimes(S_PREV, |_, s: &State| s.reader.from_prev),
+            Property::sometimes(S_MOVED, |_, s: &State| s.reader.moved),
             Property::sometimes(S_DUPLICATE, |_, s: &State| {
                 s.txns.iter().any(|x| x.error == Some(Code::Duplicate))
             }),
