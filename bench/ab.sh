@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # This build against an earlier one, in one run, on the embedded store:
-# pgbench unique-key inserts and point selects by unique key (simple
+# pgbench unique-key inserts, updates by primary key (prepared), and
+# point selects by unique key (simple
 # protocol: their keys sit inside string literals) and by primary key
 # (prepared and extended protocol) at 1, 8 and 32 clients, the two builds
 # taking turns on each point. Prints a Markdown table with both TPS and the
@@ -43,7 +44,7 @@ run() { # port script clients mode -> tps
 }
 echo "| workload | mode | clients | earlier ($BASE) tps | this build tps | this / earlier |"
 echo "|---|---|---|---|---|---|"
-for point in insert_unique:simple select_unique:simple select_pk:prepared select_pk:extended; do
+for point in insert_unique:simple update_pk:prepared select_unique:simple select_pk:prepared select_pk:extended; do
   workload=${point%%:*}
   mode=${point##*:}
   for clients in 1 8 32; do
