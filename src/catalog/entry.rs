@@ -29,6 +29,10 @@ pub struct Entry {
 pub struct DefIntent {
     pub txn: TxnId,
     pub def: Option<Arc<TableDef>>,
+    /// The transaction holds the table exclusively until it ends (an
+    /// ALTER TABLE that checks existing rows, as PostgreSQL's ACCESS
+    /// EXCLUSIVE lock): other sessions' statements on it wait.
+    pub exclusive: bool,
 }
 
 /// The stored form. An entry without an intent is stored as the bare
@@ -50,6 +54,8 @@ enum Stored {
 struct StoredIntent {
     txn: TxnId,
     def: Option<TableDef>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    exclusive: bool,
 }
 
 impl Entry {
@@ -68,6 +74,7 @@ impl Entry {
                 intent: Some(DefIntent {
                     txn: intent.txn,
                     def: intent.def.map(Arc::new),
+                    exclusive: intent.exclusive,
                 }),
             },
         })
@@ -81,6 +88,7 @@ impl Entry {
                 intent: StoredIntent {
                     txn: intent.as_ref().map(|i| i.txn).unwrap_or_default(),
                     def: intent.as_ref().and_then(|i| i.def.as_deref().cloned()),
+                    exclusive: intent.as_ref().is_some_and(|i| i.exclusive),
                 },
             }),
         }
@@ -230,14 +238,19 @@ mod tests {
         let txn = uuid::Uuid::now_v7();
         for intent_def in [None, Some(def("t.2", &[]))] {
             for committed in [None, Some(def("t.1", &["u"]))] {
-                let e = Entry {
-                    committed,
-                    intent: Some(DefIntent {
-                        txn,
-                        def: intent_def.clone(),
-                    }),
-                };
-                assert_eq!(Entry::decode(&e.encode().unwrap()).unwrap(), e);
+                for exclusive in [false, true] {
+                    let e = Entry {
+                        committed: committed.clone(),
+                        intent: Some(DefIntent {
+                            txn,
+                            def: intent_def.clone(),
+                            exclusive,
+                        }),
+                    };
+                    let text = e.encode().unwrap();
+                    assert_eq!(text.contains("exclusive"), exclusive, "{text}");
+                    assert_eq!(Entry::decode(&text).unwrap(), e);
+                }
             }
         }
     }
@@ -271,6 +284,7 @@ mod tests {
             intent: Some(DefIntent {
                 txn: t,
                 def: Some(def("t.2", &[])),
+                exclusive: false,
             }),
         };
         assert_eq!(e.visible(Some(t), false).unwrap().id, "t.2");

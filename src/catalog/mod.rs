@@ -269,6 +269,16 @@ pub struct Catalog {
     /// A change of ours landed but the epoch bump that announces it has
     /// not yet (a background task keeps trying).
     unannounced: Arc<AtomicBool>,
+    /// How to wait for a transaction that holds a table exclusively; None:
+    /// no waiting (tools reading a catalog outside any engine).
+    holders: Option<Holders>,
+}
+
+/// What waiting for an exclusive holder needs: who may still be running,
+/// and how long to wait (`claims.lock_timeout_ms`).
+struct Holders {
+    peers: Arc<crate::claims::intents::Peers>,
+    timeout: Duration,
 }
 
 /// A cached entry, and the decision of another transaction's change on it
@@ -299,7 +309,20 @@ impl Catalog {
             refresh,
             epoch: Mutex::new((None, None)),
             unannounced: Arc::new(AtomicBool::new(false)),
+            holders: None,
         }
+    }
+
+    /// Statements looking up a table that another transaction holds
+    /// exclusively wait for it (`entry::DefIntent::exclusive`), aborting it
+    /// once its proxy is gone, up to `timeout` (then 55P03).
+    pub fn waiting_for_holders(
+        mut self,
+        peers: Arc<crate::claims::intents::Peers>,
+        timeout: Duration,
+    ) -> Catalog {
+        self.holders = Some(Holders { peers, timeout });
+        self
     }
 
     /// How long other proxies may keep using a definition after it changed.
@@ -410,6 +433,8 @@ impl Catalog {
         if let Some(shown) = self.cache.get(name).and_then(|hit| hit.serves(own)) {
             return Ok(shown);
         }
+        let started = Instant::now();
+        let mut backoff = Duration::from_millis(1);
         loop {
             let Some((version, entry)) = self.entry(name).await? else {
                 return Ok(None);
@@ -418,7 +443,27 @@ impl Catalog {
                 return Ok(entry.visible(own, false));
             };
             let Some(committed) = self.decision(intent.txn).await? else {
-                return Ok(entry.visible(own, false));
+                match (&self.holders, intent.exclusive) {
+                    (Some(h), true) => {
+                        if started.elapsed() >= h.timeout {
+                            return Err(crate::claims::lock_timeout());
+                        }
+                        if !h
+                            .peers
+                            .may_be_running(self.store.as_ref(), &intent.txn)
+                            .await
+                        {
+                            // Its proxy is gone: abort it (or learn it decided).
+                            let aborted = crate::store::TxnRecord::aborted();
+                            let _ = self.store.insert_txn_record(intent.txn, aborted).await;
+                        } else {
+                            tokio::time::sleep(backoff).await;
+                            backoff = (backoff * 2).min(Duration::from_millis(20));
+                        }
+                        continue;
+                    }
+                    _ => return Ok(entry.visible(own, false)),
+                }
             };
             // The change counts only if it is still the one in place now
             // that its decision is known: its transaction may have replaced

@@ -19,6 +19,7 @@ mod row;
 mod slots;
 mod txn_write;
 
+pub(crate) use resolve::lock_timeout;
 pub use resolve::KeyClaim;
 pub use row::{
     delete_row, insert_row, keys_of, restore_row, update_row, RowWrite, WriteError, WriteOutcome,

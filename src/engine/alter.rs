@@ -285,7 +285,7 @@ async fn add_key(
     columns: &[String],
     what: &str,
 ) -> SqlResult<Executed> {
-    ddl::only_on_a_table_of_this_block(ddl, &table.name, what).await?;
+    ddl::hold_for_row_checks(ddl, &table.name, what).await?;
     let mut cols = Vec::with_capacity(columns.len());
     for c in columns {
         cols.push(column_of(table, c)?);
@@ -319,7 +319,7 @@ async fn add_foreign_key(
     declared: &DeclaredForeignKey,
 ) -> SqlResult<Executed> {
     let what = "ALTER TABLE ... ADD FOREIGN KEY";
-    ddl::only_on_a_table_of_this_block(ddl, &table.name, what).await?;
+    ddl::hold_for_row_checks(ddl, &table.name, what).await?;
     let taken: Vec<String> = table.constraint_names().map(str::to_owned).collect();
     if let Some(name) = declared.name.as_ref().filter(|n| taken.contains(n)) {
         return Err(ddl::constraint_exists(name, &table.name));
@@ -421,7 +421,7 @@ async fn add_check(
     expr: &sqlparser::ast::Expr,
     env: &dyn Env,
 ) -> SqlResult<Executed> {
-    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD CHECK").await?;
+    ddl::hold_for_row_checks(ddl, &table.name, "ALTER TABLE ... ADD CHECK").await?;
     let check = declare_check(table, name, expr, true)?;
     let edit = |next: &mut TableDef, add: bool| {
         next.checks.retain(|c| c.name != check.name);

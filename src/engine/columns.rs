@@ -151,7 +151,7 @@ pub async fn add_column(
         .await?;
         return Ok(command("ALTER TABLE", Vec::new()));
     }
-    ddl::only_on_a_table_of_this_block(ddl, &table.name, "ALTER TABLE ... ADD COLUMN").await?;
+    ddl::hold_for_row_checks(ddl, &table.name, "ALTER TABLE ... ADD COLUMN").await?;
     let checks = &checks;
     ddl.publish_checked(&table.name, edit, |published| async move {
         if breaks_not_null {

@@ -208,6 +208,8 @@ impl Ddl<'_> {
                     intent: Some(DefIntent {
                         txn: open.id,
                         def: next.clone(),
+                        // A table held exclusively stays held.
+                        exclusive: entry.intent.as_ref().is_some_and(|i| i.exclusive),
                     }),
                 }),
             };
@@ -297,6 +299,7 @@ impl Ddl<'_> {
                 intent: entry.intent.as_ref().map(|i| DefIntent {
                     txn: i.txn,
                     def: pending.clone().or_else(|| i.def.clone()),
+                    exclusive: i.exclusive,
                 }),
             };
             if !self.catalog.write(name, Some(version), Some(&next)).await? {
@@ -862,10 +865,8 @@ pub async fn drop_index(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> Sql
 /// for it too), then claim every existing row's key. A collision undoes
 /// everything and answers PostgreSQL's error; nothing is left half-built.
 ///
-/// Inside a block only on a table the block created: nobody else can
-/// write it, so the index is simply part of the block's pending change.
-/// On a table others can write, the index would have to be enforced for
-/// them before the block commits; that is refused (25001) instead.
+/// Inside a block it is part of the block's pending change; on a table
+/// others can write, the block holds it exclusively (`hold_for_row_checks`).
 pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Executed> {
     let table = ddl
         .lookup(&plan.table)
@@ -887,7 +888,7 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
     if !plan.unique {
         return create_plain_index(ddl, plan, &table).await;
     }
-    only_on_a_table_of_this_block(ddl, &plan.table, "CREATE UNIQUE INDEX").await?;
+    hold_for_row_checks(ddl, &plan.table, "CREATE UNIQUE INDEX").await?;
     let mut cols = Vec::with_capacity(plan.columns.len());
     for c in &plan.columns {
         cols.push(table.column(c)?);
@@ -908,31 +909,63 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
     Ok(command("CREATE INDEX", Vec::new()))
 }
 
-/// A unique constraint added inside a block binds others' writes before
-/// the block commits, so it is refused (25001) unless the block created
-/// the table, which nobody else can write yet.
-pub(super) async fn only_on_a_table_of_this_block(
-    ddl: &Ddl<'_>,
-    table: &str,
-    what: &str,
-) -> SqlResult<()> {
+/// A change checked against a table's rows (a unique index, a foreign
+/// key, a validated CHECK, NOT NULL) inside a block, on a table created
+/// before the block: the block holds the table exclusively until it ends,
+/// as PostgreSQL's ALTER TABLE holds its ACCESS EXCLUSIVE lock. Other
+/// sessions' statements on the table wait (`Catalog::lookup`), so none
+/// writes a row the check has not seen, or one the change, once
+/// committed, would refuse. The hold is the block's pending change of the
+/// entry, marked exclusive; every proxy learns of it within one catalog
+/// refresh, which is waited out before the rows are checked. A table the
+/// block created is seen by nobody else: nothing to hold.
+pub(super) async fn hold_for_row_checks(ddl: &Ddl<'_>, table: &str, what: &str) -> SqlResult<()> {
     let Some(open) = ddl.open else {
         return Ok(());
     };
-    let created_here = matches!(
-        ddl.catalog.entry(table).await?,
-        Some((_, Entry { committed: None, intent: Some(DefIntent { txn, .. }) })) if txn == open.id
-    );
-    if created_here {
-        return Ok(());
+    let mut wait = Wait::default();
+    loop {
+        let Some((version, entry)) = ddl.catalog.entry(table).await? else {
+            return Err(SqlError::undefined_table(table));
+        };
+        if ddl
+            .settle_foreign(table, version, &entry, &mut wait)
+            .await?
+        {
+            continue;
+        }
+        let own = entry.intent.as_ref().filter(|i| i.txn == open.id);
+        if entry.committed.is_none() || own.is_some_and(|i| i.exclusive) {
+            return Ok(());
+        }
+        let def = entry.visible(ddl.own(), false);
+        let held = Entry {
+            committed: entry.committed.clone(),
+            intent: Some(DefIntent {
+                txn: open.id,
+                def: def.clone(),
+                exclusive: true,
+            }),
+        };
+        if ddl.catalog.write(table, Some(version), Some(&held)).await? {
+            open.push_catalog(CatalogChange {
+                name: table.to_owned(),
+                before: entry.intent.clone(),
+                after: def,
+            });
+            break;
+        }
     }
-    Err(SqlError::new(
-        sqlstate::ACTIVE_TRANSACTION,
-        format!("{what} on a table created before the transaction cannot run inside a transaction block"),
-    )
-    .with_hint(
-        "Run it outside the block, as CREATE INDEX CONCURRENTLY is run, or create the constraint in the transaction that creates the table.",
-    ))
+    info!(
+        table,
+        statement = what,
+        "holding the table exclusively until the transaction ends"
+    );
+    if let Some(refresh) = ddl.catalog.refresh() {
+        ddl.catalog.announced(ddl.deadline).await?;
+        tokio::time::sleep(refresh * 2).await;
+    }
+    Ok(())
 }
 
 /// The name an index gets: as given, or PostgreSQL's `<table>_<cols>_idx`

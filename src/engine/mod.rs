@@ -225,7 +225,7 @@ struct Inner {
     stats: ClaimStats,
     scan_page: usize,
     /// This proxy's id and open transactions, and how others' are judged.
-    peers: Peers,
+    peers: Arc<Peers>,
     /// This proxy's blocks of sequence values.
     sequences: sequence::Sequences,
     /// DataFusion, for the reads the fast path does not answer.
@@ -251,9 +251,11 @@ impl Engine {
     pub fn new(store: Arc<dyn Store>, config: EngineConfig) -> Engine {
         // Every store operation is counted per statement, for metrics.
         let store: Arc<dyn Store> = Arc::new(crate::store::counting::CountingStore::new(store));
+        let peers = Arc::new(Peers::new(config.lease));
         let engine = Engine {
             inner: Arc::new(Inner {
-                catalog: Catalog::new(store.clone(), config.catalog_refresh),
+                catalog: Catalog::new(store.clone(), config.catalog_refresh)
+                    .waiting_for_holders(peers.clone(), config.lock_timeout),
                 sequences: sequence::Sequences::new(store.clone()),
                 store,
                 claims: ClaimConfig {
@@ -264,7 +266,7 @@ impl Engine {
                 },
                 stats: ClaimStats::default(),
                 scan_page: config.scan_page.max(1),
-                peers: Peers::new(config.lease),
+                peers,
                 query: query::QueryEngine::new(),
                 shown_locks: dashmap::DashMap::new(),
             }),
