@@ -434,3 +434,41 @@ async fn an_index_build_aborts_a_dead_proxys_transaction() {
     assert_eq!(b.code_of("INSERT INTO t VALUES (3, 'y')").await, "ok");
     test.cleanup().await;
 }
+
+/// A block that adds a constraint to a table created before it holds the
+/// table on every proxy until it ends: another proxy's write waits, then
+/// meets the committed constraint; a holder whose proxy dies is aborted
+/// once it has been silent for a lease, and the waiter proceeds.
+#[tokio::test]
+async fn a_constraint_added_in_a_block_holds_the_table_on_every_proxy() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let (mut a, mut b) = Proxy::two_with_short_lease(&test);
+    a.run(
+        "CREATE TABLE t (id int PRIMARY KEY, k text);
+         INSERT INTO t VALUES (1, 'x');
+         BEGIN;
+         ALTER TABLE t ADD CONSTRAINT t_k UNIQUE (k)",
+    )
+    .await
+    .unwrap();
+    let held = std::time::Duration::from_millis(400);
+    let started = std::time::Instant::now();
+    let (answer, ()) = tokio::join!(b.code_of("INSERT INTO t VALUES (2, 'x')"), async {
+        tokio::time::sleep(held).await;
+        a.run("COMMIT").await.unwrap();
+    });
+    assert_eq!(answer, "23505");
+    assert!(started.elapsed() >= held, "the write waited for the block");
+
+    a.run("BEGIN; ALTER TABLE t ADD CONSTRAINT small CHECK (id < 10)")
+        .await
+        .unwrap();
+    a.die();
+    let started = std::time::Instant::now();
+    // Not held until the lock timeout (20 s), and the CHECK never was.
+    assert_eq!(b.code_of("INSERT INTO t VALUES (20, 'z')").await, "ok");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(b.code_of("INSERT INTO t VALUES (30, 'w')").await, "ok");
+    test.cleanup().await;
+}
