@@ -26,10 +26,16 @@ use crate::error::SqlError;
 use crate::store::{RowRecord, Stamp, Store, StoreError, TxnId};
 
 /// The version a state older than the row's current one is shown with:
-/// never a partition's, so a CAS a writer bases on it does not apply, and
-/// the writer reads the row again (as PostgreSQL re-checks a row updated
-/// since its snapshot).
+/// never a partition's, so a writer handed it reads the row again
+/// ([`unless_historic`]; a CAS based on it would not apply either), as
+/// PostgreSQL re-checks a row updated since its snapshot.
 pub const HISTORIC: TxnId = uuid::Uuid::max();
+
+/// A row a writer was handed, unless it is an older state (then None: the
+/// writer reads the row now, rather than spend a CAS that cannot apply).
+pub fn unless_historic(observed: Option<Option<RowRecord>>) -> Option<Option<RowRecord>> {
+    observed.filter(|r| r.as_ref().is_none_or(|r| r.version != HISTORIC))
+}
 
 pub struct ReadView {
     own: Option<TxnId>,
@@ -370,6 +376,10 @@ mod tests {
             ..RowRecord::dead(uuid::Uuid::now_v7())
         };
         assert_eq!(shown(&v, &store, &dead).await, Ok(9));
+        // A writer handed it reads the row afresh.
+        assert_eq!(unless_historic(Some(Some(seen))), None);
+        assert!(unless_historic(Some(Some(row.clone()))).is_some());
+        assert_eq!(unless_historic(Some(None)), Some(None));
         // The latest view shows what stands.
         assert_eq!(
             shown(&ReadView::latest(None), &store, &dead).await,

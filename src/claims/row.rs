@@ -464,7 +464,7 @@ async fn observe(
     returned: Option<Option<RowRecord>>,
 ) -> Result<Option<RowRecord>, WriteError> {
     before_retry(w)?;
-    let current = match returned {
+    let current = match super::read_view::unless_historic(returned) {
         Some(r) => r,
         None => read(w, pk).await?,
     };

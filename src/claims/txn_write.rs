@@ -143,7 +143,7 @@ async fn settle_for_lock(
     let mut wait = Wait::holding_nothing();
     loop {
         before_retry(w)?;
-        let raw = match observed.take() {
+        let raw = match super::read_view::unless_historic(observed.take()) {
             Some(assumed) => assumed,
             None => read(w, pk).await?,
         };
@@ -204,7 +204,7 @@ async fn write_or_lock(
     let mut wait = Wait::default();
     loop {
         before_retry(w)?;
-        let raw = match observed.take() {
+        let raw = match super::read_view::unless_historic(observed.take()) {
             Some(assumed) => assumed,
             None => read(w, pk).await?,
         };
