@@ -57,7 +57,9 @@
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen
-//!   by others once its transaction commits: DDL is transactional. A
+//!   by others once its transaction commits: DDL is transactional; a
+//!   change checked against rows marks it exclusive, and other sessions'
+//!   lookups of the table wait for the block. A
 //!   sequence is a relation there too (`catalog::sequence`). A table
 //!   without a primary key keys its rows by a hidden row id
 //!   (`catalog::row_id`). A column's
@@ -70,7 +72,10 @@
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),
 //!   with its exhaustive model check beside it (`claims::model`, tests only);
 //!   `claims::intents` (transaction ids, what an intent means to whoever
-//!   meets it, heartbeats, age-ordered waits), `claims::txn_write`
+//!   meets it, heartbeats, age-ordered waits), `claims::read_view` (what
+//!   one statement's reads see: each row as of the statement's snapshot,
+//!   from commit stamps given by `claims::clock` and the previous state a
+//!   row keeps), `claims::txn_write`
 //!   (writing, undoing and finishing a transaction's intents) and
 //!   `claims::advisory` (advisory lock partitions: acquire, release,
 //!   break a gone holder after fencing its transactions, register a
