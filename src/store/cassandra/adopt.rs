@@ -139,7 +139,11 @@ pub async fn adopt(session: &Session, keyspace: &str, name: &str) -> StoreResult
     Ok(foreign)
 }
 
-async fn read_columns(session: &Session, ks: &str, table: &str) -> StoreResult<Vec<SchemaColumn>> {
+pub(super) async fn read_columns(
+    session: &Session,
+    ks: &str,
+    table: &str,
+) -> StoreResult<Vec<SchemaColumn>> {
     let result = session
         .query_unpaged(cql::FOREIGN_COLUMNS, (ks, table))
         .await

@@ -218,13 +218,11 @@ pub fn drop_rows_table(keyspace: &str, def: &TableDef) -> String {
     format!("DROP TABLE IF EXISTS {}", table_ref(keyspace, def))
 }
 
-/// The columns of an existing table, to adopt it. Binds: keyspace, table.
+/// The columns of an existing table, to adopt it or to find the hidden
+/// ones it lacks. Binds: keyspace, table (as `system_schema` stores them:
+/// see [`schema_names`]).
 pub const FOREIGN_COLUMNS: &str =
     "SELECT column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?";
-
-/// Whether a table has a column. Binds: keyspace, table, column (as
-/// `system_schema` stores them: see [`schema_names`]).
-pub const HAS_COLUMN: &str = "SELECT column_name FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ? AND column_name = ?";
 
 /// The keyspace and table names of a user table's rows as
 /// `system_schema` spells them: an unquoted name is folded to lower case,

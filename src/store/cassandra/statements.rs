@@ -177,23 +177,15 @@ impl Statements {
     /// Tables created by an older keyclaim lack the hidden columns added
     /// since (`__intent` with transactions; `__at`, `__by`, `__prev` with
     /// snapshots): add them (checked once per table and process). Tables
-    /// made by this version have them, so the check is schema reads, not
-    /// DDL. Two processes may both find one missing; the second ALTER is
-    /// refused with "already exists", which is success too.
+    /// made by this version have them, so the check is one schema read,
+    /// not DDL. Two processes may both find one missing; the second ALTER
+    /// is refused with "already exists", which is success too.
     async fn add_hidden_columns(&self, def: &TableDef) -> StoreResult<()> {
         let (ks, table) = cql::schema_names(&self.keyspace, def);
+        let present = super::adopt::read_columns(&self.session, &ks, &table).await?;
         let mut added = false;
-        for (column, ty) in cql::HIDDEN.into_iter().skip(3) {
-            let found = self
-                .session
-                .query_unpaged(cql::HAS_COLUMN, (&ks, &table, column))
-                .await
-                .map_err(|e| super::errors::classify(&e, false))?;
-            let present = found
-                .into_rows_result()
-                .map(|r| r.rows_num() > 0)
-                .unwrap_or(false);
-            if present {
+        for (column, ty) in cql::HIDDEN {
+            if present.iter().any(|c| c.name == column) {
                 continue;
             }
             let alter = cql::add_hidden_column(&cql::table_ref(&self.keyspace, def), column, ty);
