@@ -433,8 +433,8 @@ impl Catalog {
         if let Some(shown) = self.cache.get(name).and_then(|hit| hit.serves(own)) {
             return Ok(shown);
         }
-        let started = Instant::now();
-        let mut backoff = Duration::from_millis(1);
+        // Made only if the table is held: lookups are on every statement's path.
+        let mut wait: Option<crate::claims::intents::Wait> = None;
         loop {
             let Some((version, entry)) = self.entry(name).await? else {
                 return Ok(None);
@@ -445,20 +445,18 @@ impl Catalog {
             let Some(committed) = self.decision(intent.txn).await? else {
                 match (&self.holders, intent.exclusive) {
                     (Some(h), true) => {
-                        if started.elapsed() >= h.timeout {
+                        let wait = wait.get_or_insert_with(Default::default);
+                        if wait.waited() >= h.timeout {
                             return Err(crate::claims::lock_timeout());
                         }
-                        if !h
-                            .peers
-                            .may_be_running(self.store.as_ref(), &intent.txn)
-                            .await
-                        {
-                            // Its proxy is gone: abort it (or learn it decided).
-                            let aborted = crate::store::TxnRecord::aborted();
-                            let _ = self.store.insert_txn_record(intent.txn, aborted).await;
+                        let store = self.store.as_ref();
+                        if h.peers.may_be_running(store, &intent.txn).await {
+                            wait.pause().await;
                         } else {
-                            tokio::time::sleep(backoff).await;
-                            backoff = (backoff * 2).min(Duration::from_millis(20));
+                            // Its proxy is gone: abort it (or learn it
+                            // decided); a failed attempt is tried again.
+                            let aborted = crate::store::TxnRecord::aborted();
+                            let _ = store.insert_txn_record(intent.txn, aborted).await;
                         }
                         continue;
                     }

@@ -355,9 +355,19 @@ impl Wait {
         {
             return Err(WriteError::Sql(deadlock()));
         }
+        self.pause().await;
+        Ok(())
+    }
+
+    /// Sleep before looking again, backing off from 1 ms to 20 ms.
+    pub async fn pause(&mut self) {
         tokio::time::sleep(self.backoff).await;
         self.backoff = (self.backoff * 2).min(Duration::from_millis(20));
-        Ok(())
+    }
+
+    /// How long this wait has lasted.
+    pub fn waited(&self) -> Duration {
+        self.since.elapsed()
     }
 }
 

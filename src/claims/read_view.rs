@@ -184,9 +184,10 @@ impl ReadView {
     /// transaction is known; marks the snapshot read.
     fn choose(&self, row: &RowRecord) -> Choice {
         let mut st = self.state.lock();
-        let shows = |st: &ViewState, at: Stamp, by: &TxnId| match st.at {
-            None => true,
-            Some(s) => at <= s && st.known.get(by) != Some(&None),
+        // A state committed by a transaction this statement met undecided.
+        let hidden = |st: &ViewState, by: &TxnId| st.known.get(by) == Some(&None);
+        let shows = |st: &ViewState, at: Stamp, by: &TxnId| {
+            st.at.is_none_or(|s| at <= s && !hidden(st, by))
         };
         let intent_at = row
             .intent
@@ -200,7 +201,7 @@ impl ReadView {
             if let (Some(s), Some(fetched)) = (st.at, st.first_fetch) {
                 let newest = match intent_at {
                     Some(at) => at,
-                    None if st.known.get(&row.by) != Some(&None) => row.at,
+                    None if !hidden(&st, &row.by) => row.at,
                     None => 0,
                 };
                 st.at = Some(s.max(newest.min(fetched)));

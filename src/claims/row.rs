@@ -162,18 +162,20 @@ pub async fn insert_row(
 ) -> Result<WriteOutcome, WriteError> {
     let change = KeyChange::of(w.table, None, Some(&values));
     let mut txn = new_txn();
-    let mut expected: Option<TxnId> = None;
-    // The state the row replaces: absent, at first.
-    let mut base = RowRecord::dead(TxnId::nil());
+    // The dead partition the row replaces, as observed; None: absent.
+    let mut replaced: Option<RowRecord> = None;
+    let absent = RowRecord::dead(TxnId::nil());
     let mut keys =
         slots::claim_with_slots(w, &change.changed, &change.unplaced, &values, pk, txn).await?;
     stop_before_commit(w, &keys, txn).await?;
     loop {
         let claims = claims_map(w.table, &keys, txn);
+        let base = replaced.as_ref().unwrap_or(&absent);
         let row = RowRecord {
             version: txn,
             ..base.succeeded(true, claims, values.clone(), clock::now(), txn)
         };
+        let expected = replaced.as_ref().map(|r| r.version);
         let commit = with_retries(w.cfg, w.stats, || {
             let row = row.clone();
             async move {
@@ -246,8 +248,7 @@ pub async fn insert_row(
                 let next = new_txn();
                 keys = restamp_all(w, &keys, pk, txn, next, &values).await?;
                 txn = next;
-                expected = other.as_ref().map(|r| r.version);
-                base = other.unwrap_or_else(|| RowRecord::dead(TxnId::nil()));
+                replaced = other;
             }
         }
     }

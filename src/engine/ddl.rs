@@ -268,15 +268,9 @@ impl Ddl<'_> {
     pub(super) async fn point_back(&self, name: &str, inbound: &Inbound) -> SqlResult<()> {
         let mut wait = Wait::default();
         loop {
-            let Some((version, entry)) = self.catalog.entry(name).await? else {
+            let Some((version, entry)) = self.settled_entry(name, &mut wait).await? else {
                 return Err(SqlError::undefined_table(name));
             };
-            if self
-                .settle_foreign(name, version, &entry, &mut wait)
-                .await?
-            {
-                continue;
-            }
             let with = |d: &Arc<TableDef>| -> Option<Arc<TableDef>> {
                 if d.referenced_by.contains(inbound) {
                     return None;
@@ -322,16 +316,23 @@ impl Ddl<'_> {
     /// Table `name` as this transaction sees it once no other
     /// transaction's change of it is pending (waiting for one that is).
     pub(super) async fn settled(&self, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
-        let mut wait = Wait::default();
+        let entry = self.settled_entry(name, &mut Wait::default()).await?;
+        Ok(entry.and_then(|(_, e)| e.visible(self.own(), false)))
+    }
+
+    /// Entry `name` and its version once no other transaction's change of
+    /// it is pending (waiting for one that is, with `wait`).
+    async fn settled_entry(
+        &self,
+        name: &str,
+        wait: &mut Wait,
+    ) -> SqlResult<Option<(uuid::Uuid, Entry)>> {
         loop {
             let Some((version, entry)) = self.catalog.entry(name).await? else {
                 return Ok(None);
             };
-            if !self
-                .settle_foreign(name, version, &entry, &mut wait)
-                .await?
-            {
-                return Ok(entry.visible(self.own(), false));
+            if !self.settle_foreign(name, version, &entry, wait).await? {
+                return Ok(Some((version, entry)));
             }
         }
     }
@@ -925,15 +926,9 @@ pub(super) async fn hold_for_row_checks(ddl: &Ddl<'_>, table: &str, what: &str) 
     };
     let mut wait = Wait::default();
     loop {
-        let Some((version, entry)) = ddl.catalog.entry(table).await? else {
+        let Some((version, entry)) = ddl.settled_entry(table, &mut wait).await? else {
             return Err(SqlError::undefined_table(table));
         };
-        if ddl
-            .settle_foreign(table, version, &entry, &mut wait)
-            .await?
-        {
-            continue;
-        }
         let own = entry.intent.as_ref().filter(|i| i.txn == open.id);
         if entry.committed.is_none() || own.is_some_and(|i| i.exclusive) {
             return Ok(());
