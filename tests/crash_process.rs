@@ -11,100 +11,49 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::process::{free_port, Proxy};
 use keyclaim::config::Config;
 
 const LEASE_MS: u64 = 1000;
 const WRITERS: i32 = 6;
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn spawn(node: &str, keyspace: &str, port: u16) -> Child {
-    Command::new(env!("CARGO_BIN_EXE_keyclaim"))
-        .env("KEYCLAIM_CONFIG", "/dev/null")
-        .env("KEYCLAIM_LISTEN", format!("127.0.0.1:{port}"))
-        .env("KEYCLAIM_STORE_KIND", "cassandra")
-        .env("KEYCLAIM_STORE_CONTACT_POINTS", format!("[\"{node}\"]"))
-        .env("KEYCLAIM_STORE_KEYSPACE", keyspace)
-        .env("KEYCLAIM_STORE_CATALOG_REFRESH_MS", "50")
-        .env("KEYCLAIM_CLAIMS_LEASE_MS", LEASE_MS.to_string())
-        .env("KEYCLAIM_METRICS_LISTEN", "")
-        .env("KEYCLAIM_LOG_LEVEL", "warn")
-        .spawn()
-        .expect("keyclaim starts")
-}
-
-/// The Cassandra node these tests need, with a fresh keyspace on it (None,
-/// and a note, without `KEYCLAIM_TEST_CASSANDRA`).
-async fn cassandra() -> Option<(String, common::TestStore, String)> {
-    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
+/// The test Cassandra's config with a fresh keyspace on it (None, and a
+/// note, without `KEYCLAIM_TEST_CASSANDRA`).
+async fn cassandra() -> Option<(Config, common::TestStore)> {
+    if common::cassandra_nodes().is_none() {
         eprintln!(
             "skipped: needs {} (processes must share a store that outlives them)",
             common::CASSANDRA_ENV
         );
         return None;
-    };
+    }
     let mut config = Config::default();
     common::configure_store(&mut config);
     let store = common::TestStore::open(&config).await;
-    Some((node, store, config.store.keyspace))
+    Some((config, store))
 }
 
-/// A keyclaim process that is killed when the test ends, however it ends.
-struct Proc(Child);
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-async fn connect(port: u16) -> tokio_postgres::Client {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
-        match common::connect_with(common::client_config(addr, common::USER)).await {
-            Ok(client) => return client,
-            Err(_) if Instant::now() < deadline => {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
-            Err(e) => panic!("keyclaim on {port} did not come up: {e}"),
-        }
-    }
-}
-
-fn signal(child: &Child, sig: &str) {
-    let ok = Command::new("kill")
-        .args([sig, &child.id().to_string()])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill {sig}");
+fn spawn(config: &Config) -> Proxy {
+    Proxy::spawn(config, free_port(), LEASE_MS)
 }
 
 /// Writers insert (w * 1_000_000 + n, "w{w}-{n}") through `port` until told
 /// to stop; acknowledged n per writer are recorded.
 fn storm(
-    port: u16,
+    proxy: &Proxy,
     acked: Arc<Mutex<BTreeMap<i32, i32>>>,
     stop: Arc<Mutex<bool>>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
+    let addr = proxy.addr;
     (0..WRITERS)
         .map(|w| {
             let acked = acked.clone();
             let stop = stop.clone();
             tokio::spawn(async move {
-                let client = connect(port).await;
+                let client = common::connect_to(addr).await;
                 for n in 0.. {
                     if *stop.lock().unwrap() {
                         break;
@@ -132,13 +81,12 @@ fn storm(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn killed_and_stalled_processes_keep_every_constraint() {
-    let Some((node, store, keyspace)) = cassandra().await else {
+    let Some((config, store)) = cassandra().await else {
         return;
     };
-    let (pa, pb) = (free_port(), free_port());
-    let mut a = spawn(&node, &keyspace, pa);
-    let mut b = spawn(&node, &keyspace, pb);
-    let admin = connect(pb).await;
+    let mut a = spawn(&config);
+    let b = spawn(&config);
+    let admin = b.connect().await;
     admin
         .batch_execute("CREATE TABLE accounts (id integer PRIMARY KEY, email text UNIQUE)")
         .await
@@ -147,10 +95,9 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
     // SIGKILL mid-storm.
     let acked: Arc<Mutex<BTreeMap<i32, i32>>> = Arc::default();
     let stop = Arc::new(Mutex::new(false));
-    let writers = storm(pa, acked.clone(), stop.clone());
+    let writers = storm(&a, acked.clone(), stop.clone());
     tokio::time::sleep(Duration::from_secs(4)).await;
-    a.kill().unwrap();
-    a.wait().unwrap();
+    a.kill();
     *stop.lock().unwrap() = true;
     for w in writers {
         let _ = w.await;
@@ -197,9 +144,8 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
 
     // SIGSTOP past the lease, SIGCONT: a frozen proxy and a live one write
     // the same keys; no key may end up held twice.
-    let pc = free_port();
-    let mut c = spawn(&node, &keyspace, pc);
-    let frozen = connect(pc).await;
+    let c = spawn(&config);
+    let frozen = c.connect().await;
     let keys: Vec<String> = (0..30).map(|k| format!("shared-{k}")).collect();
     let slow = {
         let keys = keys.clone();
@@ -225,7 +171,7 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
         })
     };
     tokio::time::sleep(Duration::from_millis(300)).await;
-    signal(&c, "-STOP");
+    c.signal("-STOP");
     for (i, k) in keys.iter().enumerate() {
         let _ = admin
             .execute(
@@ -236,7 +182,7 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
             .unwrap();
     }
     tokio::time::sleep(Duration::from_millis(LEASE_MS * 2)).await;
-    signal(&c, "-CONT");
+    c.signal("-CONT");
     let answers = tokio::time::timeout(Duration::from_secs(120), slow)
         .await
         .expect("the resumed proxy answers every statement")
@@ -259,10 +205,7 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
         acked.len(),
         keys.len()
     );
-    let _ = b.kill();
-    let _ = c.kill();
-    let _ = b.wait();
-    let _ = c.wait();
+    drop((b, c));
     store.cleanup().await;
 }
 
@@ -271,13 +214,12 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
 /// table name are free again within a few leases, for another process.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
-    let Some((node, store, keyspace)) = cassandra().await else {
+    let Some((config, store)) = cassandra().await else {
         return;
     };
-    let (pa, pb) = (free_port(), free_port());
-    let mut a = Proc(spawn(&node, &keyspace, pa));
-    let _b = Proc(spawn(&node, &keyspace, pb));
-    let admin = connect(pb).await;
+    let mut a = spawn(&config);
+    let b = spawn(&config);
+    let admin = b.connect().await;
     admin
         .batch_execute(
             "CREATE TABLE acct (id integer PRIMARY KEY, email text UNIQUE, bal integer NOT NULL);
@@ -288,7 +230,7 @@ async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
         .unwrap();
     // On the doomed process: one committed transfer, then open blocks that
     // move money, take new unique values and create a table.
-    let victim = connect(pa).await;
+    let victim = a.connect().await;
     victim
         .batch_execute(
             "BEGIN;
@@ -300,7 +242,7 @@ async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
         .unwrap();
     let mut open = Vec::new();
     for k in 0..3 {
-        let c = connect(pa).await;
+        let c = a.connect().await;
         c.batch_execute(&format!(
             "BEGIN;
              UPDATE acct SET bal = bal - 50 WHERE id = {from};
@@ -316,8 +258,7 @@ async fn a_killed_process_leaves_nothing_of_its_open_transactions() {
         .unwrap();
         open.push(c);
     }
-    a.0.kill().unwrap();
-    a.0.wait().unwrap();
+    a.kill();
     let started = Instant::now();
     // Everything the open blocks touched is usable again: each statement
     // waits for the dead transactions at most until their lease ends.

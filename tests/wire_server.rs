@@ -186,25 +186,36 @@ fn check_on_the_embedded_store_has_nothing_to_check() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("nothing to check"));
 }
 
-/// `--check` against the test Cassandra, when there is one.
+/// `--check` against the test Cassandra, when there is one. With a
+/// datacenter named (`KEYCLAIM_TEST_CASSANDRA_DC`), the keyspace it makes
+/// replicates there with NetworkTopologyStrategy and the asked-for factor.
 #[test]
 fn check_describes_the_cluster() {
-    let Ok(node) = std::env::var(common::CASSANDRA_ENV) else {
+    let Some(nodes) = common::cassandra_nodes() else {
         return;
     };
+    let mut config = keyclaim::config::Config::default();
+    common::configure_store(&mut config);
     let keyspace = format!(
         "kc_check_{}",
         &uuid::Uuid::new_v4().simple().to_string()[..16]
     );
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_keyclaim"))
+    let mut check = std::process::Command::new(env!("CARGO_BIN_EXE_keyclaim"));
+    check
         .arg("--check")
         .env("KEYCLAIM_STORE_KIND", "cassandra")
-        .env("KEYCLAIM_STORE_CONTACT_POINTS", &node)
+        .env("KEYCLAIM_STORE_CONTACT_POINTS", nodes.join(","))
         .env("KEYCLAIM_STORE_KEYSPACE", &keyspace)
+        .env(
+            "KEYCLAIM_STORE_REPLICATION_FACTOR",
+            config.store.replication_factor.to_string(),
+        )
         .env("KEYCLAIM_LOG_LEVEL", "warn")
-        .env("KEYCLAIM_CONFIG", "/dev/null")
-        .output()
-        .unwrap();
+        .env("KEYCLAIM_CONFIG", "/dev/null");
+    if let Some(dc) = &config.store.local_datacenter {
+        check.env("KEYCLAIM_STORE_LOCAL_DATACENTER", dc);
+    }
+    let out = check.output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("CQL protocol v4"), "{text}");
@@ -214,7 +225,10 @@ fn check_describes_the_cluster() {
         )),
         "{text}"
     );
-    assert!(text.contains(&node) && text.contains("connected"), "{text}");
+    assert!(
+        text.contains(&nodes[0]) && text.contains("connected"),
+        "{text}"
+    );
     // The check made a keyspace: drop it as other tests drop theirs.
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -222,10 +236,32 @@ fn check_describes_the_cluster() {
         .unwrap()
         .block_on(async {
             let session = scylla::client::session_builder::SessionBuilder::new()
-                .known_node(&node)
+                .known_nodes(&nodes)
                 .build()
                 .await
                 .unwrap();
+            let (replication,) = session
+                .query_unpaged(
+                    "SELECT replication FROM system_schema.keyspaces WHERE keyspace_name = ?",
+                    (&keyspace,),
+                )
+                .await
+                .unwrap()
+                .into_rows_result()
+                .unwrap()
+                .single_row::<(std::collections::HashMap<String, String>,)>()
+                .unwrap();
+            let factor = config.store.replication_factor.to_string();
+            match &config.store.local_datacenter {
+                Some(dc) => {
+                    assert!(
+                        replication["class"].ends_with("NetworkTopologyStrategy"),
+                        "{replication:?}"
+                    );
+                    assert_eq!(replication.get(dc), Some(&factor), "{replication:?}");
+                }
+                None => assert_eq!(replication.get("replication_factor"), Some(&factor)),
+            }
             session
                 .query_unpaged(format!("DROP KEYSPACE {keyspace}"), ())
                 .await

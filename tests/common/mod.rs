@@ -2,7 +2,10 @@
 //! port, over a fresh embedded store; plus tokio-postgres clients for it.
 //!
 //! With `KEYCLAIM_TEST_CASSANDRA=host:port` the store is Cassandra instead:
-//! each test server gets a fresh keyspace, dropped when the server is.
+//! each test server gets a fresh keyspace, dropped when the server is. On a
+//! cluster, name several nodes (`host:port,host:port,...`) and say how the
+//! keyspaces replicate: `KEYCLAIM_TEST_CASSANDRA_DC` (the local datacenter:
+//! NetworkTopologyStrategy in it) and `KEYCLAIM_TEST_CASSANDRA_RF` (default 1).
 //!
 //! ```ignore
 //! let server = common::start().await;
@@ -11,6 +14,8 @@
 //! ```
 #![allow(dead_code)] // each test binary uses a different part of it
 
+pub mod history;
+pub mod process;
 pub mod proxies;
 pub mod raw;
 
@@ -65,8 +70,14 @@ pub fn first_difference(a: &str, b: &str) -> String {
 /// The user `connect` logs in as.
 pub const USER: &str = "keyclaim";
 
-/// The Cassandra node the suites run against, if any.
+/// The Cassandra node (or nodes, comma-separated) the suites run against, if any.
 pub const CASSANDRA_ENV: &str = "KEYCLAIM_TEST_CASSANDRA";
+
+/// The nodes `KEYCLAIM_TEST_CASSANDRA` names, if it is set.
+pub fn cassandra_nodes() -> Option<Vec<String>> {
+    let nodes = std::env::var(CASSANDRA_ENV).ok()?;
+    Some(nodes.split(',').map(|n| n.trim().to_owned()).collect())
+}
 
 /// A store for one test: embedded, or a fresh Cassandra keyspace that is
 /// dropped with this value (or by [`TestStore::cleanup`]).
@@ -77,9 +88,11 @@ pub struct TestStore {
 
 /// Points `config` at the test Cassandra when there is one.
 pub fn configure_store(config: &mut Config) {
-    if let Ok(node) = std::env::var(CASSANDRA_ENV) {
+    if let Some(nodes) = cassandra_nodes() {
         config.store.kind = StoreKind::Cassandra;
-        config.store.contact_points = vec![node];
+        config.store.contact_points = nodes;
+        config.store.local_datacenter = std::env::var("KEYCLAIM_TEST_CASSANDRA_DC").ok();
+        config.store.replication_factor = env_or("KEYCLAIM_TEST_CASSANDRA_RF", 1) as u32;
         let id = uuid::Uuid::new_v4().simple().to_string();
         config.store.keyspace = format!("kc_test_{}", &id[..20]);
         // A short refresh keeps index builds (which wait for it) quick.
@@ -162,7 +175,7 @@ impl Drop for TestStore {
             return;
         };
         let keyspace = c.keyspace().to_owned();
-        let Ok(node) = std::env::var(CASSANDRA_ENV) else {
+        let Some(nodes) = cassandra_nodes() else {
             return;
         };
         // Never panic here: this may run while a failed test unwinds.
@@ -173,7 +186,7 @@ impl Drop for TestStore {
                 .map_err(|e| e.to_string())?;
             rt.block_on(async {
                 let session = scylla::client::session_builder::SessionBuilder::new()
-                    .known_node(node)
+                    .known_nodes(nodes)
                     .build()
                     .await
                     .map_err(|e| e.to_string())?;
