@@ -185,6 +185,12 @@ pub struct StoreConfig {
     pub tls_key_file: Option<PathBuf>,
     /// Client-side timeout of one request. Default 10000.
     pub request_timeout_ms: u64,
+    /// A node that does not answer a heartbeat on a connection within this
+    /// long (a long GC pause, a frozen host) has that connection closed:
+    /// the requests waiting on it end as unknown outcomes, which the claim
+    /// protocol repeats on other replicas, and new requests go to other
+    /// replicas until the node answers again. Default 2000.
+    pub node_timeout_ms: u64,
     /// Consistency of writes and non-deciding reads. Default "local_quorum".
     pub consistency: Consistency,
     /// Consistency of the Paxos round of LWTs and of deciding reads. Default "local_serial".
@@ -226,6 +232,7 @@ impl Default for StoreConfig {
             tls_cert_file: None,
             tls_key_file: None,
             request_timeout_ms: 10_000,
+            node_timeout_ms: 2_000,
             consistency: Consistency::LocalQuorum,
             serial_consistency: SerialConsistency::LocalSerial,
             catalog_refresh_ms: 1000,
@@ -378,6 +385,9 @@ impl StoreConfig {
         }
         if self.request_timeout_ms == 0 {
             problems.push("store.request_timeout_ms: must be greater than 0".into());
+        }
+        if self.node_timeout_ms < 100 {
+            problems.push("store.node_timeout_ms: must be at least 100".into());
         }
         if self.catalog_refresh_ms == 0 {
             problems.push("store.catalog_refresh_ms: must be greater than 0".into());

@@ -30,6 +30,10 @@ impl Proxy {
     pub fn spawn(config: &Config, port: u16, lease_ms: u64) -> Proxy {
         let store = &config.store;
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_keyclaim"));
+        // Only the settings below: none the test's own environment has.
+        for (name, _) in std::env::vars().filter(|(n, _)| n.starts_with("KEYCLAIM_")) {
+            cmd.env_remove(name);
+        }
         cmd.env("KEYCLAIM_CONFIG", "/dev/null")
             .env("KEYCLAIM_LISTEN", format!("127.0.0.1:{port}"))
             .env("KEYCLAIM_STORE_KIND", "cassandra")

@@ -55,10 +55,18 @@ pub async fn session(cfg: &StoreConfig) -> Result<Session, String> {
         .retry_policy(Arc::new(FallthroughRetryPolicy::new()))
         .load_balancing_policy(lbp.build())
         .build();
+    // Heartbeats: a node that stops answering (paused, frozen: its TCP
+    // connections stay open, so nothing else tells the driver) loses its
+    // connections within about 1.7 node timeouts, and with them its place
+    // in every request's plan; waiting for the request timeout instead
+    // stalled every statement whose partition it leads for the whole pause.
+    let node_timeout = Duration::from_millis(cfg.node_timeout_ms);
     let mut builder = SessionBuilder::new()
         .known_nodes(&cfg.contact_points)
         .default_execution_profile_handle(profile.into_handle())
-        .connection_timeout(Duration::from_millis(cfg.request_timeout_ms.min(5000)));
+        .keepalive_interval(node_timeout * 2 / 3)
+        .keepalive_timeout(node_timeout)
+        .connection_timeout(Duration::from_millis(cfg.request_timeout_ms).min(node_timeout * 2));
     if let (Some(user), Some(password)) = (&cfg.username, &cfg.password) {
         builder = builder.user(user, password);
     }
