@@ -7,6 +7,7 @@
 //! - [`values`]: SQL values to CQL and back, result rows by column name.
 //! - [`errors`]: driver errors to "certainly not applied" / "unknown".
 //! - [`intent`]: a row's pending transaction write as `__intent` stores it.
+//! - [`reach`]: fail at once when no quorum of replicas is reachable.
 //!
 //! Every conditional method is exactly one LWT. Where Cassandra answers a
 //! failed LWT without the row (a failed `IF __version = ?` returns only the
@@ -18,6 +19,7 @@ pub mod connect;
 pub mod cql;
 pub mod errors;
 pub mod intent;
+pub mod reach;
 pub mod statements;
 pub mod values;
 
@@ -71,6 +73,7 @@ pub struct CassandraStore {
     session: Arc<Session>,
     keyspace: String,
     stmts: Statements,
+    reach: reach::Reach,
 }
 
 /// The rows of a result with their column names.
@@ -217,6 +220,7 @@ impl CassandraStore {
             session,
             keyspace: cfg.keyspace.clone(),
             stmts,
+            reach: reach::Reach::new(cfg),
         })
     }
 
@@ -235,6 +239,7 @@ impl CassandraStore {
         values: impl SerializeRow,
         lwt: bool,
     ) -> StoreResult<Rows> {
+        self.reach.check(&self.session)?;
         let result = self
             .session
             .execute_unpaged(stmt, values)
