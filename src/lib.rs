@@ -28,6 +28,8 @@
 //!   `engine::alter` runs ALTER TABLE as changes of a definition, its
 //!   column forms (ADD, DROP, RENAME, SET DATA TYPE) in `engine::columns`;
 //!   `engine::truncate` empties tables by pointing them at fresh storage;
+//!   `engine::sweep` removes storage no catalog entry names (left by an
+//!   unknown outcome or a dead proxy), after later DDL;
 //!   `engine::found` plans and runs the query a write takes its rows from
 //!   (`INSERT ... SELECT`, `UPDATE ... FROM`, `DELETE ... USING`,
 //!   subqueries in UPDATE and DELETE) before the write stage;
@@ -85,7 +87,8 @@
 //! - [`store`]: the `Store` trait (LWT primitives), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:
 //!   session, CQL text, prepared statements, values, error mapping,
-//!   adoption of existing tables), and `layer`, one decorator for what wraps
+//!   `reach`, which fails a request at once when no quorum of replicas is
+//!   reachable, adoption of existing tables), and `layer`, one decorator for what wraps
 //!   store operations: `counting` (LWTs and reads per statement, for
 //!   metrics) and `faults` (seeded fault injection, for tests).
 //! - [`metrics`]: the Prometheus endpoint and per-statement accounting.

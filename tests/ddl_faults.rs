@@ -1,13 +1,15 @@
 //! DDL answers the truth when the store fails under it: `CREATE TABLE` and
 //! `DROP TABLE` that answer ok took effect, those that answer 53000 did
 //! not, and only 40003 may mean either (issue: a CREATE TABLE answered 53000
-//! although its catalog entry had landed).
+//! although its catalog entry had landed). What an unknown outcome leaves
+//! behind (storage no table uses) a sweep removes.
 mod common;
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use keyclaim::engine::EngineConfig;
+use keyclaim::catalog::{Entry, TableDef};
+use keyclaim::engine::{sweep, Engine, EngineConfig};
 use keyclaim::store::faults::{FaultConfig, FaultyStore};
 use keyclaim::store::Store;
 use tokio_postgres::Client;
@@ -113,8 +115,130 @@ async fn ddl_answers_match_what_happened_under_store_faults() {
             other => panic!("DROP TABLE {name} answered {other}"),
         }
     }
-    eprintln!("answers: {seen:?}; faults: {:?}", faulty.counts);
+    // What the unknown outcomes left behind goes, and only that: every
+    // storage left is a table's.
+    let engine = Engine::new(test.store.clone(), EngineConfig::default());
+    let swept = engine.sweep_storage(Duration::ZERO).await.unwrap();
+    let left = test.store.table_storage().await.unwrap();
+    for id in &left {
+        assert!(
+            storage_of(&test.store, id.rsplit_once('.').unwrap().0)
+                .await
+                .as_deref()
+                == Some(id),
+            "storage {id} is left with no table using it"
+        );
+    }
+    for rec in test.store.list_catalog().await.unwrap() {
+        if let Some(id) = storage_of(&test.store, &rec.0).await {
+            assert!(left.contains(&id), "table {} lost its storage {id}", rec.0);
+        }
+    }
+    eprintln!(
+        "answers: {seen:?}; faults: {:?}; storage no table used, swept: {swept}",
+        faulty.counts
+    );
     assert!(seen.get("create ok").copied().unwrap_or(0) >= 5, "{seen:?}");
     bad.shutdown().await;
     test.cleanup().await;
+}
+
+/// The storage table `name`'s committed definition names, if any.
+async fn storage_of(store: &Arc<dyn Store>, name: &str) -> Option<String> {
+    let rec = store.read_catalog(name).await.unwrap()?;
+    let entry = Entry::decode(&rec.definition).ok()?;
+    entry.committed.map(|d| d.id.clone())
+}
+
+/// Storage id `<name>.<uuid v7>` made `ago`.
+fn storage_made_ago(name: &str, ago: Duration) -> String {
+    let t = (SystemTime::now() - ago)
+        .duration_since(UNIX_EPOCH)
+        .unwrap();
+    let ts = uuid::Timestamp::from_unix(uuid::NoContext, t.as_secs(), t.subsec_nanos());
+    format!("{name}.{}", uuid::Uuid::new_v7(ts).simple())
+}
+
+/// A sweep removes storage that no table can use once it is old enough,
+/// and nothing else: not a table's storage, not storage of a table an open
+/// block is creating (the block may still use it), not young storage (a
+/// CREATE TABLE may be about to name it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sweep_removes_only_storage_no_table_can_use() {
+    let server = common::start().await;
+    let client = server.connect().await;
+    client
+        .batch_execute("CREATE TABLE kept (id integer PRIMARY KEY)")
+        .await
+        .unwrap();
+    let holder = server.connect().await;
+    holder
+        .batch_execute("BEGIN; CREATE TABLE held (id integer PRIMARY KEY)")
+        .await
+        .unwrap();
+    let store = &server.store;
+    let kept = storage_of(store, "kept").await.unwrap();
+    let def: TableDef = Entry::decode(
+        &store
+            .read_catalog("kept")
+            .await
+            .unwrap()
+            .unwrap()
+            .definition,
+    )
+    .unwrap()
+    .committed
+    .map(|d| TableDef::clone(&d))
+    .unwrap();
+    let old = Duration::from_secs(7200);
+    let plant = |name: &str, ago: Duration| {
+        let mut d = def.clone();
+        d.name = name.into();
+        d.id = storage_made_ago(name, ago);
+        d
+    };
+    let planted = [
+        plant("kept", old),
+        plant("gone", old),
+        plant("held", old),
+        plant("young", Duration::from_secs(60)),
+    ];
+    for d in &planted {
+        store.create_table(d).await.unwrap();
+    }
+    let ids: Vec<&str> = planted.iter().map(|d| d.id.as_str()).collect();
+
+    let removed = server
+        .engine
+        .sweep_storage(sweep::ORPHAN_AGE)
+        .await
+        .unwrap();
+    let left = store.table_storage().await.unwrap();
+    assert_eq!(removed, 2, "{left:?}");
+    assert!(left.contains(&kept), "the table's own storage stays");
+    assert!(!left.iter().any(|s| s == ids[0] || s == ids[1]), "{left:?}");
+    assert!(
+        left.iter().any(|s| s == ids[2]),
+        "an open block's table keeps its storage: {left:?}"
+    );
+    assert!(
+        left.iter().any(|s| s == ids[3]),
+        "young storage stays: {left:?}"
+    );
+
+    // The block ends: its table never existed, and nothing names the old storage.
+    holder.batch_execute("ROLLBACK").await.unwrap();
+    server
+        .engine
+        .sweep_storage(sweep::ORPHAN_AGE)
+        .await
+        .unwrap();
+    let left = store.table_storage().await.unwrap();
+    assert!(!left.iter().any(|s| s == ids[2]), "{left:?}");
+    assert!(left.contains(&kept));
+    client
+        .batch_execute("INSERT INTO kept VALUES (1)")
+        .await
+        .unwrap();
+    server.shutdown().await;
 }

@@ -177,6 +177,19 @@ impl Ddl<'_> {
         }
     }
 
+    /// [`Ddl::change`] for a change that names `storage`, which the
+    /// statement has just made: refused (53000, nothing applied) once that
+    /// storage is too old to name safely (see `engine::sweep`).
+    pub async fn change_naming(
+        &self,
+        storage: &str,
+        name: &str,
+        change: impl FnMut(Option<&Arc<TableDef>>) -> SqlResult<Option<TableDef>>,
+    ) -> SqlResult<Option<Arc<TableDef>>> {
+        super::sweep::check_fresh(storage)?;
+        self.change(name, change).await
+    }
+
     /// Change table `name` from what this transaction sees (None: absent)
     /// to what `change` makes of it (None: dropped); returns the result.
     /// Another transaction's pending change on the entry is waited for, as
@@ -496,7 +509,7 @@ pub async fn create_table(ddl: &Ddl<'_>, plan: &CreateTable) -> SqlResult<Execut
         // The table's storage exists before the catalog makes it visible.
         ddl.store.create_table(&def).await.map_err(store_error)?;
         let created = ddl
-            .change(&name, |current| match current {
+            .change_naming(&def.id, &name, |current| match current {
                 Some(_) => Err(exists(&name)),
                 None => Ok(Some(def.clone())),
             })

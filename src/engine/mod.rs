@@ -22,6 +22,7 @@ pub(crate) mod query;
 mod read;
 mod select;
 pub mod sequence;
+pub mod sweep;
 mod truncate;
 mod txn;
 mod write;
@@ -233,6 +234,8 @@ struct Inner {
     /// The advisory locks each session of this proxy holds, by its holder
     /// id, as of its last statement: what pg_locks lists.
     shown_locks: dashmap::DashMap<uuid::Uuid, Vec<query::ShownLock>>,
+    /// When this proxy last swept storage no table uses.
+    sweeps: sweep::Sweeps,
 }
 
 /// Tables resolved before planning, so the planner itself never waits.
@@ -269,6 +272,7 @@ impl Engine {
                 peers,
                 query: query::QueryEngine::new(),
                 shown_locks: dashmap::DashMap::new(),
+                sweeps: sweep::Sweeps::default(),
             }),
         };
         engine.keep_heartbeat();
@@ -330,6 +334,26 @@ impl Engine {
             born_ms,
             page: inner.scan_page,
         }
+    }
+
+    /// Removes storage at least `min_age` old that no table uses (see
+    /// [`sweep`]); how many it removed.
+    pub async fn sweep_storage(&self, min_age: std::time::Duration) -> SqlResult<usize> {
+        sweep::sweep(self.inner.store.as_ref(), &self.inner.catalog, min_age).await
+    }
+
+    /// Starts a sweep in the background when this proxy's is due: DDL that
+    /// makes or removes storage is when leftovers are worth looking for.
+    fn sweep_soon(&self) {
+        if !self.inner.sweeps.due() {
+            return;
+        }
+        let engine = self.clone();
+        tokio::spawn(async move {
+            if let Err(e) = engine.sweep_storage(sweep::ORPHAN_AGE).await {
+                tracing::warn!(cause = %e.message, "the sweep for storage no table uses stopped");
+            }
+        });
     }
 
     /// Protocol counters (conflicts, waits, fences, retries, unknown outcomes).
@@ -843,9 +867,13 @@ impl Engine {
                 let w = cx.delete(p, found.rows()).await?;
                 written("DELETE", w, columns, p.returning.is_some())
             }
-            Plan::CreateTable(p) => ddl::create_table(&ddl(), p).await?,
+            Plan::CreateTable(p) => {
+                self.sweep_soon();
+                ddl::create_table(&ddl(), p).await?
+            }
             Plan::CreateIndex(p) => ddl::create_index(&ddl(), p).await?,
             Plan::DropTable { names, if_exists } => {
+                self.sweep_soon();
                 ddl::drop_table(&ddl(), names, *if_exists).await?
             }
             Plan::DropIndex { names, if_exists } => {
@@ -853,7 +881,10 @@ impl Engine {
             }
             Plan::CreateSequence(p) => ddl::create_sequence(&ddl(), p).await?,
             Plan::AlterTable(p) => alter::alter_table(&ddl(), p, cx.env.as_ref()).await?,
-            Plan::Truncate(p) => truncate::truncate(&ddl(), p).await?,
+            Plan::Truncate(p) => {
+                self.sweep_soon();
+                truncate::truncate(&ddl(), p).await?
+            }
             Plan::DropSequence { names, if_exists } => {
                 ddl::drop_sequence(&ddl(), names, *if_exists).await?
             }

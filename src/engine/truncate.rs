@@ -128,7 +128,7 @@ async fn empty(ddl: &Ddl<'_>, table: &TableDef) -> SqlResult<()> {
     let fresh = fresh_storage(table);
     ddl.store.create_table(&fresh).await.map_err(store_error)?;
     let changed = ddl
-        .change(&table.name, |current| {
+        .change_naming(&fresh.id, &table.name, |current| {
             // Emptied by another transaction meanwhile, it is emptied
             // again: the rows it holds now are the ones to drop.
             let current = current.ok_or_else(|| SqlError::undefined_table(&table.name))?;

@@ -106,6 +106,14 @@ impl<L: Layer> Store for Layered<L> {
         self.inner.drop_table(table).await
     }
 
+    async fn table_storage(&self) -> StoreResult<Vec<String>> {
+        self.inner.table_storage().await
+    }
+
+    async fn drop_storage(&self, id: &str) -> StoreResult<()> {
+        self.inner.drop_storage(id).await
+    }
+
     async fn adopt_table(&self, name: &str) -> StoreResult<ForeignTable> {
         self.inner.adopt_table(name).await
     }

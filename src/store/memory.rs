@@ -179,7 +179,8 @@ impl Store for MemoryStore {
         Ok(ScanPage { rows, next })
     }
 
-    async fn create_table(&self, _table: &TableDef) -> StoreResult<()> {
+    async fn create_table(&self, table: &TableDef) -> StoreResult<()> {
+        self.rows.entry(table.id.clone()).or_default();
         Ok(())
     }
 
@@ -189,7 +190,15 @@ impl Store for MemoryStore {
     }
 
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()> {
-        self.rows.remove(&table.id);
+        self.drop_storage(&table.id).await
+    }
+
+    async fn table_storage(&self) -> StoreResult<Vec<String>> {
+        Ok(self.rows.iter().map(|t| t.key().clone()).collect())
+    }
+
+    async fn drop_storage(&self, id: &str) -> StoreResult<()> {
+        self.rows.remove(id);
         Ok(())
     }
 

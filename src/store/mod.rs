@@ -309,6 +309,13 @@ pub trait Store: Send + Sync + 'static {
     async fn add_column(&self, table: &TableDef, column: usize) -> StoreResult<()>;
     /// Remove a dropped table's rows (CQL: DROP TABLE).
     async fn drop_table(&self, table: &TableDef) -> StoreResult<()>;
+    /// The storage ids of the rows tables `create_table` made and nothing
+    /// dropped yet, for finding those no catalog entry names
+    /// (`engine::sweep`). Tables of older builds may be missing.
+    async fn table_storage(&self) -> StoreResult<Vec<String>>;
+    /// Remove the rows table of storage id `id`: `drop_table` knowing only
+    /// the id (of storage no definition names).
+    async fn drop_storage(&self, id: &str) -> StoreResult<()>;
     /// Make a table that exists in the store but was not created through
     /// keyclaim (`TableDef::cql_table`) usable by the claim protocol: read
     /// its shape and add the hidden columns. Idempotent. (No default: a

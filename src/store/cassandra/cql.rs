@@ -71,7 +71,12 @@ pub fn cql_type(ty: &SqlType) -> &'static str {
 /// characters of `[a-z0-9_]`; the uuid suffix keeps it unique, the prefix
 /// only helps an operator find it.
 pub fn table_name(def: &TableDef) -> String {
-    let (name, suffix) = def.id.rsplit_once('.').unwrap_or(("", &def.id));
+    storage_table(&def.id)
+}
+
+/// The CQL table of storage id `id` (see [`table_name`]).
+pub fn storage_table(id: &str) -> String {
+    let (name, suffix) = id.rsplit_once('.').unwrap_or(("", id));
     let suffix: String = suffix
         .chars()
         .filter(char::is_ascii_alphanumeric)
@@ -207,15 +212,27 @@ pub fn create_rows_table(keyspace: &str, def: &TableDef) -> String {
         .collect();
     cols.extend(HIDDEN.map(|(name, ty)| format!("{} {ty}", quote(name))));
     format!(
-        "CREATE TABLE IF NOT EXISTS {keyspace}.{} ({}, PRIMARY KEY (({})))",
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{} ({}, PRIMARY KEY (({}))) WITH comment = '{}'",
         table_name(def),
         cols.join(", "),
-        pk_list(def)
+        pk_list(def),
+        format!("{STORAGE_COMMENT}{}", def.id).replace('\'', "''")
     )
 }
 
-pub fn drop_rows_table(keyspace: &str, def: &TableDef) -> String {
-    format!("DROP TABLE IF EXISTS {}", table_ref(keyspace, def))
+/// How a rows table's comment starts: its storage id follows (the CQL
+/// name keeps only a prefix of it), so that storage no catalog entry
+/// names can be found (`Store::table_storage`).
+pub const STORAGE_COMMENT: &str = "keyclaim storage ";
+
+/// keyclaim's rows tables in a keyspace, with their comments. Binds: the
+/// keyspace as `system_schema` stores it.
+pub const STORAGE_TABLES: &str =
+    "SELECT table_name, comment FROM system_schema.tables WHERE keyspace_name = ?";
+
+/// Drops the rows table of storage id `id`.
+pub fn drop_storage_table(keyspace: &str, id: &str) -> String {
+    format!("DROP TABLE IF EXISTS {keyspace}.{}", storage_table(id))
 }
 
 /// The columns of an existing table, to adopt it or to find the hidden
@@ -514,8 +531,14 @@ mod tests {
              \"org\" int, \"handle\" text, \"email\" text, \"seen\" bigint, \
              \"__version\" uuid, \"__live\" boolean, \"__claims\" map<text, uuid>, \
              \"__intent\" text, \"__at\" bigint, \"__by\" uuid, \"__prev\" text, \
-             PRIMARY KEY ((\"org\", \"handle\")))"
+             PRIMARY KEY ((\"org\", \"handle\"))) \
+             WITH comment = 'keyclaim storage Users.0192f0c4a1b27c3d8e9f001122334455'"
         );
+        let mut quoted = users();
+        quoted.id = "o'hara.0192f0c4a1b27c3d8e9f001122334455".into();
+        assert!(create_rows_table("ks", &quoted).ends_with(
+            "WITH comment = 'keyclaim storage o''hara.0192f0c4a1b27c3d8e9f001122334455'"
+        ));
     }
 
     #[test]

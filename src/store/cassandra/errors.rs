@@ -12,6 +12,8 @@ use scylla::errors::{
 };
 use scylla::statement::Consistency;
 
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use tracing::warn;
 
 use crate::store::StoreError;
@@ -23,9 +25,12 @@ const CAS_WRITE_UNKNOWN: i32 = 0x1700;
 /// Classify a failed request. `lwt`: the request was a compare-and-set
 /// (its Paxos round may have started); otherwise a read or a plain write.
 pub fn classify(err: &ExecutionError, lwt: bool) -> StoreError {
-    // The client sees a short reason; the driver's account goes to the log.
+    // The client sees a short reason; the driver's account goes to the
+    // log, at most once a second: a sick cluster fails thousands.
     let text = summary(err);
-    warn!(cause = %err, lwt, "a Cassandra request failed");
+    if let Some(left_out) = FAILURE_LOG.ready() {
+        warn!(cause = %err, lwt, left_out, "a Cassandra request failed (left_out: failures since the last such line)");
+    }
     let ambiguous = match err {
         ExecutionError::LastAttemptError(e) => attempt_ambiguous(e, lwt),
         // The client gave up waiting; the request may still run.
@@ -44,6 +49,47 @@ pub fn classify(err: &ExecutionError, lwt: bool) -> StoreError {
         StoreError::Unknown(text)
     } else {
         StoreError::Unavailable(text)
+    }
+}
+
+static FAILURE_LOG: Throttle = Throttle::new(1000);
+
+/// Lets one of a kind of repeated log line through per period, counting
+/// those it holds back.
+struct Throttle {
+    period_ms: u64,
+    next_ms: AtomicU64,
+    left_out: AtomicU64,
+}
+
+impl Throttle {
+    const fn new(period_ms: u64) -> Throttle {
+        Throttle {
+            period_ms,
+            next_ms: AtomicU64::new(0),
+            left_out: AtomicU64::new(0),
+        }
+    }
+
+    /// Some(lines held back since the last one) when this one may go out.
+    fn ready(&self) -> Option<u64> {
+        let now = crate::claims::now_ms();
+        let next = self.next_ms.load(Ordering::Relaxed);
+        let mine = now >= next
+            && self
+                .next_ms
+                .compare_exchange(
+                    next,
+                    now + self.period_ms,
+                    Ordering::Relaxed,
+                    Ordering::Relaxed,
+                )
+                .is_ok();
+        if !mine {
+            self.left_out.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(self.left_out.swap(0, Ordering::Relaxed))
     }
 }
 
@@ -176,6 +222,16 @@ mod tests {
             StoreError::Unknown(_) => true,
             StoreError::Unavailable(_) => false,
         }
+    }
+
+    #[test]
+    fn a_throttle_lets_one_line_through_per_period_and_counts_the_rest() {
+        let t = Throttle::new(60_000);
+        assert_eq!(t.ready(), Some(0));
+        assert_eq!(t.ready(), None);
+        assert_eq!(t.ready(), None);
+        t.next_ms.store(0, Ordering::Relaxed); // the period is over
+        assert_eq!(t.ready(), Some(2));
     }
 
     #[test]

@@ -305,7 +305,36 @@ impl Store for CassandraStore {
         if table.cql_table.is_some() {
             return Ok(());
         }
-        self.run_ddl(cql::drop_rows_table(&self.keyspace, table))
+        self.drop_storage(&table.id).await
+    }
+
+    async fn table_storage(&self) -> StoreResult<Vec<String>> {
+        let rows = self
+            .session
+            .query_unpaged(cql::STORAGE_TABLES, (self.keyspace.to_ascii_lowercase(),))
+            .await
+            .map_err(|e| classify(&e, false))?;
+        let rows = rows
+            .into_rows_result()
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+        let mut ids = Vec::new();
+        for row in rows
+            .rows::<(String, Option<String>)>()
+            .map_err(|e| StoreError::Unavailable(e.to_string()))?
+        {
+            let (_, comment) = row.map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            if let Some(id) = comment
+                .as_deref()
+                .and_then(|c| c.strip_prefix(cql::STORAGE_COMMENT))
+            {
+                ids.push(id.to_owned());
+            }
+        }
+        Ok(ids)
+    }
+
+    async fn drop_storage(&self, id: &str) -> StoreResult<()> {
+        self.run_ddl(cql::drop_storage_table(&self.keyspace, id))
             .await
     }
 
