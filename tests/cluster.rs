@@ -4,7 +4,10 @@
 //! down. Each step is checked as tests/history.rs checks its histories (no
 //! anomaly), and measured: statements/s before, during and after the
 //! fault, the longest time without a success, and how long after the fault
-//! ends every key is free again.
+//! ends every key is free again. Meanwhile a DDL client creates table
+//! after table: each answer must match what the catalog holds once the
+//! cluster is whole (ok: there; 53000: not; 40003: either), and a sweep
+//! must leave no storage that no table uses.
 //!
 //! Needs a cluster and a way to drive its nodes; skipped without them:
 //!
@@ -30,7 +33,12 @@ use std::time::{Duration, Instant};
 
 use common::history::{self, Op, Worker};
 use common::process::{free_port, Proxy};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
 use keyclaim::config::Config;
+use keyclaim::engine::{Engine, EngineConfig};
+use keyclaim::store::Store;
 
 const LEASE_MS: u64 = 1000;
 const WORKERS: usize = 8;
@@ -192,6 +200,75 @@ fn recovery(history: &[Op], from: Instant, ended: Instant, before: f64) -> Optio
     None
 }
 
+/// Creates table after table through the proxies until told to stop; the
+/// name and answer of each.
+async fn create_tables(
+    proxies: Vec<std::net::SocketAddr>,
+    stop: Arc<AtomicBool>,
+) -> Vec<(String, String)> {
+    let mut answers = Vec::new();
+    let mut client = None;
+    let mut next = 0;
+    while !stop.load(Ordering::Relaxed) {
+        let Some(c) = &client else {
+            let addr = proxies[next % proxies.len()];
+            next += 1;
+            client = common::connect_with(common::client_config(addr, common::USER))
+                .await
+                .ok();
+            if client.is_none() {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+            }
+            continue;
+        };
+        let name = format!("made{}", answers.len());
+        let sql = format!("CREATE TABLE {name} (id integer PRIMARY KEY, u text UNIQUE)");
+        let answer =
+            match tokio::time::timeout(Duration::from_secs(120), c.batch_execute(&sql)).await {
+                Err(_) => "hung".to_owned(),
+                Ok(Ok(())) => "ok".to_owned(),
+                Ok(Err(e)) => match e.as_db_error() {
+                    Some(db) => db.code().code().to_owned(),
+                    None => {
+                        client = None;
+                        "connection lost".to_owned()
+                    }
+                },
+            };
+        answers.push((name, answer));
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    answers
+}
+
+/// Each CREATE TABLE's answer against what the catalog holds now; then
+/// a sweep, after which every storage left is a table's.
+async fn check_tables(
+    store: &Arc<dyn Store>,
+    answers: &[(String, String)],
+) -> (Vec<String>, usize) {
+    let mut problems = Vec::new();
+    for (name, answer) in answers {
+        let there = common::storage_of(store, name).await.is_some();
+        let truthful = match answer.as_str() {
+            "ok" => there,
+            "53000" => !there,
+            "40003" | "connection lost" => true,
+            _ => false,
+        };
+        if !truthful {
+            problems.push(format!(
+                "CREATE TABLE {name} answered {answer}, and the table is {}there",
+                if there { "" } else { "not " }
+            ));
+        }
+    }
+    let engine = Engine::new(store.clone(), EngineConfig::default());
+    let swept = engine.sweep_storage(Duration::ZERO).await.unwrap();
+    problems.extend(common::storage_no_table_uses(store).await);
+    (problems, swept)
+}
+
 /// Every key free again: delete the rows, then insert rows holding every
 /// id, every `a` and every (b, c). How long that took; an error if a key
 /// stayed taken. A store error (53000, 40003: the cluster still settling)
@@ -253,7 +330,7 @@ async fn run_step(step: Step, seed: u64, fault: Duration) -> Vec<String> {
         .await
         .unwrap();
     let addrs: Vec<_> = proxies.iter().map(|p| p.addr).collect();
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..WORKERS)
         .map(|n| {
             let mut order = addrs.clone();
@@ -271,16 +348,18 @@ async fn run_step(step: Step, seed: u64, fault: Duration) -> Vec<String> {
             )
         })
         .collect();
+    let ddl = tokio::spawn(create_tables(addrs.clone(), stop.clone()));
     let began = Instant::now();
     tokio::time::sleep(WARM).await;
     let fault_began = Instant::now();
     let fault_ended = step.drive(fault, &mut proxies, &config).await;
     tokio::time::sleep(TAIL).await;
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    stop.store(true, Ordering::Relaxed);
     let mut history = Vec::new();
     for w in workers {
         history.extend(w.await.unwrap());
     }
+    let tables = ddl.await.unwrap();
     let ended = Instant::now();
     let t = Timeline {
         began,
@@ -298,12 +377,18 @@ async fn run_step(step: Step, seed: u64, fault: Duration) -> Vec<String> {
         .max()
         .unwrap_or_default();
     let free = every_key_free(&proxies[1]).await;
+    let (ddl_problems, swept) = check_tables(&store.store, &tables).await;
+    let ddl_codes: BTreeMap<&str, usize> = tables.iter().fold(BTreeMap::new(), |mut m, (_, a)| {
+        *m.entry(a.as_str()).or_default() += 1;
+        m
+    });
     let codes: BTreeMap<_, _> = history::answers_by_code(&history);
     eprintln!(
         "cluster step {step:?}, seed {seed}, fault {} s: {} statements, answers {codes:?}, {live} live rows, \
          anomalies {}\n  ok/s before {before:.0}, during {during:.0}, after {after:.0}; \
          longest without a success {:.1} s; back to half the rate {} after the fault ended; \
-         slowest statement {:.1} s; every key free after the run: {}\n  per second (ok/failed, * fault): {}",
+         slowest statement {:.1} s; every key free after the run: {}\n  \
+         CREATE TABLE answers {ddl_codes:?}, untruthful {}, storage no table used swept {swept}\n  per second (ok/failed, * fault): {}",
         fault.as_secs(),
         history.len(),
         anomalies.len(),
@@ -315,6 +400,7 @@ async fn run_step(step: Step, seed: u64, fault: Duration) -> Vec<String> {
             Ok(d) => format!("in {:.2} s", d.as_secs_f64()),
             Err(e) => format!("NO, {e}"),
         },
+        ddl_problems.len(),
         per_second(&history, &t, ended),
     );
     drop(proxies);
@@ -322,6 +408,7 @@ async fn run_step(step: Step, seed: u64, fault: Duration) -> Vec<String> {
 
     let mut problems: Vec<String> = anomalies
         .into_iter()
+        .chain(ddl_problems)
         .map(|a| format!("{step:?}: {a}"))
         .collect();
     // Truthful answers only: a failure is a constraint's, a lock's, or the

@@ -46,23 +46,64 @@ async fn slow_racers(
     (server, admin, clients)
 }
 
+/// How many attempts succeeded.
+fn winners(results: &[Result<u64, tokio_postgres::Error>]) -> i64 {
+    results.iter().filter(|r| r.is_ok()).count() as i64
+}
+
+/// What the table may hold after `results`: every acknowledged row, and
+/// each 40003's row perhaps.
+fn held(results: &[Result<u64, tokio_postgres::Error>]) -> std::ops::RangeInclusive<i64> {
+    let unknown = results
+        .iter()
+        .filter(|r| {
+            r.as_ref()
+                .err()
+                .and_then(|e| e.as_db_error())
+                .is_some_and(|d| d.code().code() == "40003")
+        })
+        .count() as i64;
+    winners(results)..=winners(results) + unknown
+}
+
 /// Exactly one attempt of a round succeeded, and every other failed with
-/// 23505; the losers' errors, for their other fields.
+/// 23505; the losers' 23505 errors, for their other fields.
+///
+/// On a cluster of several nodes, sixteen compare-and-sets on one
+/// partition at once can outlast Cassandra's Paxos contention timeout: an
+/// attempt may then answer 53000 (not applied) or 40003 (unknown), and a
+/// round may have no acknowledged winner; a claim whose write stayed
+/// unknown holds its key until its lease ends (an hour in
+/// `two_unique_keys_one_winner_per_round`), so a later writer may answer
+/// 55P03. Never two winners, and never another error; [`held`] checks the
+/// table against the answers.
 fn one_winner(results: &[Result<u64, tokio_postgres::Error>], round: i32) -> Vec<&DbError> {
-    let winners = results.iter().filter(|r| r.is_ok()).count();
-    assert_eq!(winners, 1, "round {round}: {results:?}");
+    let contended = common::cassandra_nodes().is_some_and(|n| n.len() > 1);
+    let winners = winners(results);
+    match contended {
+        true => assert!(winners <= 1, "round {round}: {results:?}"),
+        false => assert_eq!(winners, 1, "round {round}: {results:?}"),
+    }
     let losers = results.iter().filter_map(|r| r.as_ref().err());
     losers
-        .map(|e| {
+        .filter_map(|e| {
             let db = e
                 .as_db_error()
                 .unwrap_or_else(|| panic!("not a server error: {e}"));
+            let store_failed = [
+                SqlState::INSUFFICIENT_RESOURCES,
+                SqlState::from_code("40003"),
+                SqlState::LOCK_NOT_AVAILABLE,
+            ];
+            if contended && store_failed.contains(db.code()) {
+                return None;
+            }
             assert_eq!(
                 db.code(),
                 &SqlState::UNIQUE_VIOLATION,
                 "round {round}: {db:?}"
             );
-            db
+            Some(db)
         })
         .collect()
 }
@@ -82,6 +123,7 @@ async fn same_unique_value_one_winner_per_round() {
             }
         });
         let results = join_all(attempts).await;
+        let won = held(&results);
         for db in one_winner(&results, round) {
             assert_eq!(db.constraint(), Some("race_k_key"));
             assert_eq!(
@@ -94,7 +136,10 @@ async fn same_unique_value_one_winner_per_round() {
             .await
             .unwrap()
             .get(0);
-        assert_eq!(n, 1);
+        assert!(
+            n <= 1 && won.contains(&n),
+            "round {round}: {n} rows, {won:?} expected"
+        );
     }
 }
 
@@ -102,6 +147,7 @@ async fn same_unique_value_one_winner_per_round() {
 async fn same_primary_key_one_winner_per_round() {
     let (_server, admin, clients) =
         racers("CREATE TABLE pk_race (id integer PRIMARY KEY, who integer UNIQUE)").await;
+    let mut won = 0..=0;
     for round in 0..ROUNDS {
         let attempts = clients.iter().enumerate().map(|(i, c)| async move {
             let who = round * 1000 + i as i32;
@@ -109,6 +155,8 @@ async fn same_primary_key_one_winner_per_round() {
                 .await
         });
         let results = join_all(attempts).await;
+        let held = held(&results);
+        won = (won.start() + held.start())..=(won.end() + held.end());
         for db in one_winner(&results, round) {
             assert_eq!(db.constraint(), Some("pk_race_pkey"));
         }
@@ -118,7 +166,7 @@ async fn same_primary_key_one_winner_per_round() {
         .await
         .unwrap()
         .get(0);
-    assert_eq!(n, ROUNDS as i64);
+    assert!(won.contains(&n), "{n} rows, {won:?} expected");
 }
 
 /// Every writer inserts a row with the same two unique keys, on a store
@@ -151,6 +199,7 @@ async fn two_unique_keys_one_winner_per_round() {
             }
         });
         let results = join_all(attempts).await;
+        let won = held(&results);
         for db in one_winner(&results, round) {
             let expected = [
                 ("pair_a_key", format!("Key (a)=({a}) already exists.")),
@@ -171,7 +220,10 @@ async fn two_unique_keys_one_winner_per_round() {
             .await
             .unwrap()
             .get(0);
-        assert_eq!(n, 1, "round {round}");
+        assert!(
+            n <= 1 && won.contains(&n),
+            "round {round}: {n} rows, {won:?} expected"
+        );
     }
     let stats = server.engine.stats();
     assert_eq!(stats.fences.load(Ordering::Relaxed), 0, "{stats:?}");

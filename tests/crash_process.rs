@@ -41,10 +41,11 @@ fn spawn(config: &Config) -> Proxy {
 }
 
 /// Writers insert (w * 1_000_000 + n, "w{w}-{n}") through `port` until told
-/// to stop; acknowledged n per writer are recorded.
+/// to stop; the acknowledged n of each writer are recorded (on a loaded
+/// cluster some inserts fail with 53000, applying nothing).
 fn storm(
     proxy: &Proxy,
-    acked: Arc<Mutex<BTreeMap<i32, i32>>>,
+    acked: Arc<Mutex<BTreeMap<i32, BTreeSet<i32>>>>,
     stop: Arc<Mutex<bool>>,
 ) -> Vec<tokio::task::JoinHandle<()>> {
     let addr = proxy.addr;
@@ -67,7 +68,7 @@ fn storm(
                     .await
                     {
                         Ok(Ok(1)) => {
-                            acked.lock().unwrap().insert(w, n);
+                            acked.lock().unwrap().entry(w).or_default().insert(n);
                         }
                         Ok(_) => {}
                         // The process was killed: stop writing.
@@ -93,7 +94,7 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
         .unwrap();
 
     // SIGKILL mid-storm.
-    let acked: Arc<Mutex<BTreeMap<i32, i32>>> = Arc::default();
+    let acked: Arc<Mutex<BTreeMap<i32, BTreeSet<i32>>>> = Arc::default();
     let stop = Arc::new(Mutex::new(false));
     let writers = storm(&a, acked.clone(), stop.clone());
     tokio::time::sleep(Duration::from_secs(4)).await;
@@ -108,7 +109,8 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
         "the storm acknowledged nothing before the kill"
     );
     let mut longest = Duration::ZERO;
-    for (w, last) in &acked {
+    for (w, ns) in &acked {
+        let last = ns.last().copied().unwrap_or(0);
         for n in [last + 1, last + 2] {
             let t = Instant::now();
             let r = admin
@@ -125,8 +127,8 @@ async fn killed_and_stalled_processes_keep_every_constraint() {
         longest < Duration::from_millis(LEASE_MS * 6),
         "a key was blocked for {longest:?}"
     );
-    for (w, last) in &acked {
-        for n in 0..=*last {
+    for (w, ns) in &acked {
+        for n in ns {
             let row = admin
                 .query_opt(
                     "SELECT email FROM accounts WHERE id = $1",

@@ -119,21 +119,8 @@ async fn ddl_answers_match_what_happened_under_store_faults() {
     // storage left is a table's.
     let engine = Engine::new(test.store.clone(), EngineConfig::default());
     let swept = engine.sweep_storage(Duration::ZERO).await.unwrap();
-    let left = test.store.table_storage().await.unwrap();
-    for id in &left {
-        assert!(
-            storage_of(&test.store, id.rsplit_once('.').unwrap().0)
-                .await
-                .as_deref()
-                == Some(id),
-            "storage {id} is left with no table using it"
-        );
-    }
-    for rec in test.store.list_catalog().await.unwrap() {
-        if let Some(id) = storage_of(&test.store, &rec.0).await {
-            assert!(left.contains(&id), "table {} lost its storage {id}", rec.0);
-        }
-    }
+    let problems = common::storage_no_table_uses(&test.store).await;
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
     eprintln!(
         "answers: {seen:?}; faults: {:?}; storage no table used, swept: {swept}",
         faulty.counts
@@ -141,13 +128,6 @@ async fn ddl_answers_match_what_happened_under_store_faults() {
     assert!(seen.get("create ok").copied().unwrap_or(0) >= 5, "{seen:?}");
     bad.shutdown().await;
     test.cleanup().await;
-}
-
-/// The storage table `name`'s committed definition names, if any.
-async fn storage_of(store: &Arc<dyn Store>, name: &str) -> Option<String> {
-    let rec = store.read_catalog(name).await.unwrap()?;
-    let entry = Entry::decode(&rec.definition).ok()?;
-    entry.committed.map(|d| d.id.clone())
 }
 
 /// Storage id `<name>.<uuid v7>` made `ago`.
@@ -177,7 +157,7 @@ async fn a_sweep_removes_only_storage_no_table_can_use() {
         .await
         .unwrap();
     let store = &server.store;
-    let kept = storage_of(store, "kept").await.unwrap();
+    let kept = common::storage_of(store, "kept").await.unwrap();
     let def: TableDef = Entry::decode(
         &store
             .read_catalog("kept")

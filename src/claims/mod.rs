@@ -153,7 +153,11 @@ where
                 stats.bump(Event::Retry);
                 retried = true;
                 attempt += 1;
-                tokio::time::sleep(Duration::from_millis(5 << attempt.min(6))).await;
+                // Jittered: writers that met one timeout together (Paxos
+                // contention on a real cluster) must not retry together.
+                let ceiling = 5u64 << attempt.min(6);
+                let pause = rand::Rng::gen_range(&mut rand::thread_rng(), 1..=ceiling);
+                tokio::time::sleep(Duration::from_millis(pause)).await;
             }
             // Once any try's outcome was unknown, a later "certainly not
             // applied" is only about that later try: the first may have

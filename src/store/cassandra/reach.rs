@@ -29,7 +29,8 @@ impl Reach {
     pub fn new(cfg: &StoreConfig) -> Reach {
         let local = cfg.serial_consistency == SerialConsistency::LocalSerial;
         Reach {
-            keyspace: cfg.keyspace.clone(),
+            // As system_schema keeps an unquoted name.
+            keyspace: cfg.keyspace.to_ascii_lowercase(),
             datacenter: cfg.local_datacenter.clone().filter(|_| local),
         }
     }
