@@ -182,10 +182,30 @@ async fn a_sweep_removes_only_storage_no_table_can_use() {
         plant("gone", old),
         plant("held", old),
         plant("young", Duration::from_secs(60)),
+        // Storage ids keep the name the table had when they were made: an
+        // entry under another name that names it keeps it too.
+        plant("formerly", old),
     ];
     for d in &planted {
         store.create_table(d).await.unwrap();
     }
+    let renamed = TableDef {
+        name: "renamed".into(),
+        ..planted[4].clone()
+    };
+    let entry = Entry {
+        committed: Some(Arc::new(renamed)),
+        intent: None,
+    };
+    let rec = keyclaim::store::CatalogRecord {
+        version: uuid::Uuid::new_v4(),
+        definition: entry.encode().unwrap(),
+    };
+    assert!(store
+        .insert_catalog("renamed", rec)
+        .await
+        .unwrap()
+        .applied());
     let ids: Vec<&str> = planted.iter().map(|d| d.id.as_str()).collect();
 
     let removed = server
@@ -204,6 +224,10 @@ async fn a_sweep_removes_only_storage_no_table_can_use() {
     assert!(
         left.iter().any(|s| s == ids[3]),
         "young storage stays: {left:?}"
+    );
+    assert!(
+        left.iter().any(|s| s == ids[4]),
+        "storage an entry names under another name stays: {left:?}"
     );
 
     // The block ends: its table never existed, and nothing names the old storage.

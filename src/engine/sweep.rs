@@ -8,19 +8,21 @@
 //! A late write can never name storage a sweep removed. A statement names
 //! its storage within [`NAME_WITHIN`] of making it or not at all
 //! ([`check_fresh`], before its catalog write). A sweep leaves storage
-//! younger than [`ORPHAN_AGE`] alone, and reads the entry of the storage's
-//! table at SERIAL first: that read completes any Paxos round left in
-//! flight, and no older round can land after it. It also keeps every
-//! storage of a table with an undecided transaction on it, since a block
-//! may return to storage it made earlier (ROLLBACK TO before a TRUNCATE).
+//! younger than [`ORPHAN_AGE`] alone, and storage any entry names; then it
+//! reads the entry of the table the storage was made for at SERIAL: that
+//! read completes any Paxos round left in flight, and no older round can
+//! land after it. It also keeps every storage of a table with an undecided
+//! transaction on it, since a block may return to storage it made earlier
+//! (ROLLBACK TO before a TRUNCATE).
 
+use std::collections::HashSet;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tracing::info;
 use uuid::Uuid;
 
-use crate::catalog::{store_error, Catalog};
+use crate::catalog::{store_error, Catalog, Entry};
 use crate::error::SqlResult;
 use crate::store::{Store, StoreError};
 
@@ -59,9 +61,10 @@ pub fn check_fresh(id: &str) -> SqlResult<()> {
 /// Removes storage at least `min_age` old that no catalog entry names;
 /// how many it removed.
 pub async fn sweep(store: &dyn Store, catalog: &Catalog, min_age: Duration) -> SqlResult<usize> {
+    let named = named_anywhere(store).await?;
     let mut removed = 0;
     for id in store.table_storage().await.map_err(store_error)? {
-        if age(&id).is_none_or(|age| age < min_age) {
+        if age(&id).is_none_or(|age| age < min_age) || named.contains(&id) {
             continue;
         }
         let Some((table, _)) = id.rsplit_once('.') else {
@@ -78,6 +81,22 @@ pub async fn sweep(store: &dyn Store, catalog: &Catalog, min_age: Duration) -> S
         info!(storage = %id, "removed storage no table uses (left by a CREATE TABLE or TRUNCATE whose outcome was unknown, or whose proxy died)");
     }
     Ok(removed)
+}
+
+/// The storage every catalog entry's definitions name, whatever their
+/// table is called now: storage ids keep the name a table had when its
+/// storage was made.
+async fn named_anywhere(store: &dyn Store) -> SqlResult<HashSet<String>> {
+    let mut named = HashSet::new();
+    for (_, rec) in store.list_catalog().await.map_err(store_error)? {
+        // The epoch row and sequence counters are no definitions.
+        let Ok(entry) = Entry::decode(&rec.definition) else {
+            continue;
+        };
+        let intended = entry.intent.as_ref().and_then(|i| i.def.as_ref());
+        named.extend(entry.committed.iter().chain(intended).map(|d| d.id.clone()));
+    }
+    Ok(named)
 }
 
 /// When this proxy last began a sweep.
