@@ -37,7 +37,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use keyclaim::config::Config;
-use keyclaim::engine::{Engine, EngineConfig};
 use keyclaim::store::Store;
 
 const LEASE_MS: u64 = 1000;
@@ -69,7 +68,7 @@ async fn ctl(verb: &'static str, node: usize) {
 struct Timeline {
     began: Instant,
     /// The fault's start and end (node back, pause over, quorum back).
-    fault: Option<(Instant, Instant)>,
+    fault: (Instant, Instant),
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -173,7 +172,7 @@ fn per_second(history: &[Op], t: &Timeline, ended: Instant) -> String {
         }
     }
     let at = |i: Instant| (i - t.began).as_secs();
-    let (f0, f1) = t.fault.map(|(a, b)| (at(a), at(b))).unwrap_or((0, 0));
+    let (f0, f1) = (at(t.fault.0), at(t.fault.1));
     (0..secs)
         .map(|s| {
             let mark = if (f0..f1).contains(&(s as u64)) {
@@ -211,14 +210,7 @@ async fn create_tables(
     let mut next = 0;
     while !stop.load(Ordering::Relaxed) {
         let Some(c) = &client else {
-            let addr = proxies[next % proxies.len()];
-            next += 1;
-            client = common::connect_with(common::client_config(addr, common::USER))
-                .await
-                .ok();
-            if client.is_none() {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-            }
+            client = history::connect_next(&proxies, &mut next).await;
             continue;
         };
         let name = format!("made{}", answers.len());
@@ -263,9 +255,8 @@ async fn check_tables(
             ));
         }
     }
-    let engine = Engine::new(store.clone(), EngineConfig::default());
-    let swept = engine.sweep_storage(Duration::ZERO).await.unwrap();
-    problems.extend(common::storage_no_table_uses(store).await);
+    let (swept, left) = common::sweep_storage_and_check(store).await;
+    problems.extend(left);
     (problems, swept)
 }
 
@@ -363,7 +354,7 @@ async fn run_step(step: Step, seed: u64, fault: Duration) -> Vec<String> {
     let ended = Instant::now();
     let t = Timeline {
         began,
-        fault: Some((fault_began, fault_ended)),
+        fault: (fault_began, fault_ended),
     };
 
     let (anomalies, live) = history::anomalies(&history, store.store.as_ref()).await;

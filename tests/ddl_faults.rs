@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use keyclaim::catalog::{Entry, TableDef};
-use keyclaim::engine::{sweep, Engine, EngineConfig};
+use keyclaim::engine::{sweep, EngineConfig};
 use keyclaim::store::faults::{FaultConfig, FaultyStore};
 use keyclaim::store::Store;
 use tokio_postgres::Client;
@@ -117,9 +117,7 @@ async fn ddl_answers_match_what_happened_under_store_faults() {
     }
     // What the unknown outcomes left behind goes, and only that: every
     // storage left is a table's.
-    let engine = Engine::new(test.store.clone(), EngineConfig::default());
-    let swept = engine.sweep_storage(Duration::ZERO).await.unwrap();
-    let problems = common::storage_no_table_uses(&test.store).await;
+    let (swept, problems) = common::sweep_storage_and_check(&test.store).await;
     assert!(problems.is_empty(), "{}", problems.join("\n"));
     eprintln!(
         "answers: {seen:?}; faults: {:?}; storage no table used, swept: {swept}",

@@ -71,8 +71,8 @@ pub async fn sweep(store: &dyn Store, catalog: &Catalog, min_age: Duration) -> S
             continue;
         };
         if let Some((_, entry)) = catalog.entry(table).await? {
-            let named = entry.committed.as_ref().is_some_and(|d| d.id == id);
-            if named || entry.intent.is_some() {
+            let its_table_uses_it = entry.committed.as_ref().is_some_and(|d| d.id == id);
+            if its_table_uses_it || entry.intent.is_some() {
                 continue;
             }
         }

@@ -222,7 +222,7 @@ impl Worker {
         let mut client = None;
         while !self.stop.load(Ordering::Relaxed) {
             let Some(c) = &client else {
-                client = self.connect(&mut next_proxy).await;
+                client = connect_next(&self.proxies, &mut next_proxy).await;
                 continue;
             };
             seq += 1;
@@ -268,18 +268,23 @@ impl Worker {
         }
         ops
     }
+}
 
-    /// A connection to the first proxy from `next` on that takes one.
-    async fn connect(&self, next: &mut usize) -> Option<tokio_postgres::Client> {
-        let addr = self.proxies[*next % self.proxies.len()];
-        *next += 1;
-        let config = super::client_config(addr, super::USER);
-        match tokio::time::timeout(Duration::from_secs(5), super::connect_with(config)).await {
-            Ok(Ok(client)) => Some(client),
-            _ => {
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                None
-            }
+/// A connection to proxy `next` of `proxies` (counting round), moving
+/// `next` on; None, after a short pause, when that one takes none (it
+/// died): the caller tries again, with the next.
+pub async fn connect_next(
+    proxies: &[SocketAddr],
+    next: &mut usize,
+) -> Option<tokio_postgres::Client> {
+    let addr = proxies[*next % proxies.len()];
+    *next += 1;
+    let config = super::client_config(addr, super::USER);
+    match tokio::time::timeout(Duration::from_secs(5), super::connect_with(config)).await {
+        Ok(Ok(client)) => Some(client),
+        _ => {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            None
         }
     }
 }

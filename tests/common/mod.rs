@@ -424,9 +424,16 @@ pub async fn storage_of(store: &Arc<dyn Store>, name: &str) -> Option<String> {
     entry.committed.map(|d| d.id.clone())
 }
 
-/// What is wrong between the store's tables and its catalog: storage no
-/// table uses, and tables whose storage is gone.
-pub async fn storage_no_table_uses(store: &Arc<dyn Store>) -> Vec<String> {
+/// Sweeps the storage no table uses, whatever its age (an engine of its
+/// own: run it when no DDL is running), then what is still wrong between
+/// the store's tables and its catalog: storage no table uses, and tables
+/// whose storage is gone. How many the sweep removed, and those problems.
+pub async fn sweep_storage_and_check(store: &Arc<dyn Store>) -> (usize, Vec<String>) {
+    let engine = Engine::new(store.clone(), keyclaim::engine::EngineConfig::default());
+    let swept = engine
+        .sweep_storage(std::time::Duration::ZERO)
+        .await
+        .unwrap();
     let left = store.table_storage().await.unwrap();
     let mut problems = Vec::new();
     for id in &left {
@@ -442,5 +449,5 @@ pub async fn storage_no_table_uses(store: &Arc<dyn Store>) -> Vec<String> {
             }
         }
     }
-    problems
+    (swept, problems)
 }

@@ -5,6 +5,8 @@
 //! `values::Named::row`), and the first keyclaim write to one stamps it.
 
 use scylla::client::session::Session;
+use scylla::deserialize::row::DeserializeRow;
+use scylla::serialize::row::SerializeRow;
 
 use super::cql::{self, HIDDEN};
 use super::errors::classify;
@@ -144,27 +146,37 @@ pub(super) async fn read_columns(
     ks: &str,
     table: &str,
 ) -> StoreResult<Vec<SchemaColumn>> {
+    let rows: Vec<(String, String, i32, String)> =
+        schema_rows(session, cql::FOREIGN_COLUMNS, (ks, table)).await?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, kind, position, cql_type)| SchemaColumn {
+            name,
+            kind,
+            position,
+            cql_type,
+        })
+        .collect())
+}
+
+/// The rows a `system_schema` query answers, typed.
+pub(super) async fn schema_rows<R>(
+    session: &Session,
+    query: &str,
+    binds: impl SerializeRow,
+) -> StoreResult<Vec<R>>
+where
+    R: for<'f> DeserializeRow<'f, 'f>,
+{
+    let unreadable =
+        |e: &dyn std::fmt::Display| StoreError::Unavailable(format!("reading system_schema: {e}"));
     let result = session
-        .query_unpaged(cql::FOREIGN_COLUMNS, (ks, table))
+        .query_unpaged(query, binds)
         .await
         .map_err(|e| classify(&e, false))?;
-    let rows = result
-        .into_rows_result()
-        .map_err(|e| StoreError::Unavailable(format!("reading system_schema: {e}")))?;
-    let typed = rows
-        .rows::<(String, String, i32, String)>()
-        .map_err(|e| StoreError::Unavailable(format!("reading system_schema: {e}")))?;
-    typed
-        .map(|r| {
-            r.map(|(name, kind, position, cql_type)| SchemaColumn {
-                name,
-                kind,
-                position,
-                cql_type,
-            })
-            .map_err(|e| StoreError::Unavailable(format!("reading system_schema: {e}")))
-        })
-        .collect()
+    let rows = result.into_rows_result().map_err(|e| unreadable(&e))?;
+    let typed = rows.rows::<R>().map_err(|e| unreadable(&e))?;
+    typed.map(|r| r.map_err(|e| unreadable(&e))).collect()
 }
 
 #[cfg(test)]

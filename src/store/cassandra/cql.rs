@@ -241,6 +241,12 @@ pub fn drop_storage_table(keyspace: &str, id: &str) -> String {
 pub const FOREIGN_COLUMNS: &str =
     "SELECT column_name, kind, position, type FROM system_schema.columns WHERE keyspace_name = ? AND table_name = ?";
 
+/// Keyspace `keyspace` (a configured, unquoted name) as `system_schema`
+/// spells it.
+pub fn schema_keyspace(keyspace: &str) -> String {
+    keyspace.to_ascii_lowercase()
+}
+
 /// The keyspace and table names of a user table's rows as
 /// `system_schema` spells them: an unquoted name is folded to lower case,
 /// a quoted one (adopted tables, see [`ident`]) is kept.
@@ -254,7 +260,7 @@ pub fn schema_names(keyspace: &str, def: &TableDef) -> (String, String) {
             let (ks, table) = split_table(keyspace, adopted);
             (fold(ks), fold(table))
         }
-        None => (keyspace.to_ascii_lowercase(), table_name(def)),
+        None => (schema_keyspace(keyspace), table_name(def)),
     }
 }
 

@@ -309,28 +309,15 @@ impl Store for CassandraStore {
     }
 
     async fn table_storage(&self) -> StoreResult<Vec<String>> {
-        let rows = self
-            .session
-            .query_unpaged(cql::STORAGE_TABLES, (self.keyspace.to_ascii_lowercase(),))
-            .await
-            .map_err(|e| classify(&e, false))?;
-        let rows = rows
-            .into_rows_result()
-            .map_err(|e| StoreError::Unavailable(e.to_string()))?;
-        let mut ids = Vec::new();
-        for row in rows
-            .rows::<(String, Option<String>)>()
-            .map_err(|e| StoreError::Unavailable(e.to_string()))?
-        {
-            let (_, comment) = row.map_err(|e| StoreError::Unavailable(e.to_string()))?;
-            if let Some(id) = comment
-                .as_deref()
-                .and_then(|c| c.strip_prefix(cql::STORAGE_COMMENT))
-            {
-                ids.push(id.to_owned());
-            }
-        }
-        Ok(ids)
+        let keyspace = cql::schema_keyspace(&self.keyspace);
+        let tables: Vec<(String, Option<String>)> =
+            adopt::schema_rows(&self.session, cql::STORAGE_TABLES, (keyspace,)).await?;
+        Ok(tables
+            .into_iter()
+            .filter_map(|(_, comment)| {
+                Some(comment?.strip_prefix(cql::STORAGE_COMMENT)?.to_owned())
+            })
+            .collect())
     }
 
     async fn drop_storage(&self, id: &str) -> StoreResult<()> {

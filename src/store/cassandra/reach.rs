@@ -29,8 +29,7 @@ impl Reach {
     pub fn new(cfg: &StoreConfig) -> Reach {
         let local = cfg.serial_consistency == SerialConsistency::LocalSerial;
         Reach {
-            // As system_schema keeps an unquoted name.
-            keyspace: cfg.keyspace.to_ascii_lowercase(),
+            keyspace: super::cql::schema_keyspace(&cfg.keyspace),
             datacenter: cfg.local_datacenter.clone().filter(|_| local),
         }
     }
