@@ -9,6 +9,8 @@
 #
 #   bench/ab.sh                 # against the build before transactions
 #   BASE=<rev> SECONDS_PER_POINT=20 bench/ab.sh
+#   BASE_BIN=/tmp/keyclaim-before bench/ab.sh   # a binary kept from before
+#   NEW_BIN=/tmp/keyclaim-after BASE_BIN=... bench/ab.sh   # two kept binaries
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE="${BASE:-fbf9b61}"
@@ -17,20 +19,29 @@ NEW_PORT=55997
 OLD_PORT=55998
 PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)/pgbench"
 
-cargo build --release --quiet
-# The earlier build's sources, checked out once and kept for later runs.
-TREE="$PWD/target/ab-base/tree"
-[ -d "$TREE" ] || git worktree add --quiet --detach "$TREE" "$BASE"
-git -C "$TREE" checkout --quiet --detach "$BASE"
+# NEW_BIN: the build to measure, if not this tree's (built here).
+NEW_BIN="${NEW_BIN:-target/release/keyclaim}"
+[ "$NEW_BIN" != target/release/keyclaim ] || cargo build --release --quiet
 trap 'kill $NEW_PID $OLD_PID 2>/dev/null' EXIT
-CARGO_TARGET_DIR="$PWD/target/ab-base" cargo build --release --quiet --manifest-path "$TREE/Cargo.toml" --bin keyclaim
+# BASE_BIN: an earlier build's binary, kept from before a change (a copy of
+# target/release/keyclaim); otherwise BASE is checked out and built.
+OLD_BIN="${BASE_BIN:-target/ab-base/release/keyclaim}"
+if [ -z "${BASE_BIN:-}" ]; then
+  # The earlier build's sources, checked out once and kept for later runs.
+  TREE="$PWD/target/ab-base/tree"
+  [ -d "$TREE" ] || git worktree add --quiet --detach "$TREE" "$BASE"
+  git -C "$TREE" checkout --quiet --detach "$BASE"
+  CARGO_TARGET_DIR="$PWD/target/ab-base" cargo build --release --quiet --manifest-path "$TREE/Cargo.toml" --bin keyclaim
+else
+  BASE="$(basename "$BASE_BIN")"
+fi
 
 start() { # binary port -> pid
   KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$2" KEYCLAIM_METRICS_LISTEN="" KEYCLAIM_LOG_LEVEL=warn "$1" >/dev/null 2>&1 &
   echo $!
 }
-NEW_PID=$(start target/release/keyclaim $NEW_PORT)
-OLD_PID=$(start target/ab-base/release/keyclaim $OLD_PORT)
+NEW_PID=$(start "$NEW_BIN" $NEW_PORT)
+OLD_PID=$(start "$OLD_BIN" $OLD_PORT)
 for port in $NEW_PORT $OLD_PORT; do
   for _ in $(seq 100); do psql -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
   psql -q -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim \

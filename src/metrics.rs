@@ -40,10 +40,11 @@ tokio::task_local! {
 }
 
 /// Run `f`, counting the store operations it makes (in this task).
-pub async fn counting<F: Future>(f: F) -> (F::Output, Arc<Counter>) {
+pub fn counting<F: Future>(f: F) -> impl Future<Output = (F::Output, Arc<Counter>)> {
+    // Not an async fn: that would hold `f` twice (as its argument and
+    // inside the scope), and a statement's future is large.
     let counter = Arc::new(Counter::default());
-    let out = OPS.scope(counter.clone(), f).await;
-    (out, counter)
+    futures::FutureExt::map(OPS.scope(counter.clone(), f), move |out| (out, counter))
 }
 
 /// Called by the counting store for every LWT.

@@ -10,6 +10,7 @@ pub mod settings;
 pub mod utility;
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::SqlResult;
@@ -17,6 +18,11 @@ use crate::txn::{Admission, Block, LogMark, StmtTxn};
 use settings::Kind;
 
 pub use utility::Utility;
+
+/// Settings by lowercase name. Shared: every statement takes a snapshot of
+/// the session (`Session::for_statement`), and a change copies the map
+/// once rather than every statement copying it.
+pub type Settings = Arc<BTreeMap<String, String>>;
 
 #[derive(Debug, Clone, Default)]
 pub struct Session {
@@ -31,12 +37,12 @@ pub struct Session {
     /// Session-level values that differ from the built-in defaults, by
     /// lowercase name. Read settings through [`Session::setting`], which
     /// also applies SET LOCAL and the transaction's characteristics.
-    pub settings: BTreeMap<String, String>,
+    pub settings: Settings,
     /// SET LOCAL values and the block's own characteristics (isolation,
     /// read-only), dropped when the block ends.
-    local: BTreeMap<String, String>,
+    local: Settings,
     /// The values at connection start: what RESET returns to.
-    reset: BTreeMap<String, String>,
+    reset: Settings,
     /// What ROLLBACK restores: the settings at BEGIN, then one entry per
     /// SAVEPOINT. Empty outside a block.
     undo: Vec<Undo>,
@@ -59,8 +65,8 @@ pub struct SequenceValues {
 struct Undo {
     /// None for the block itself, else the savepoint's name.
     savepoint: Option<String>,
-    settings: BTreeMap<String, String>,
-    local: BTreeMap<String, String>,
+    settings: Settings,
+    local: Settings,
     constraints: crate::txn::ConstraintModes,
     /// Where the transaction's log stood when it was set.
     log_mark: LogMark,
@@ -81,8 +87,7 @@ impl Session {
             database: database.to_owned(),
             ..Session::default()
         };
-        session
-            .settings
+        Arc::make_mut(&mut session.settings)
             .insert("session_authorization".into(), user.to_owned());
         let mut params: Vec<(String, String)> = startup
             .iter()
@@ -115,7 +120,7 @@ impl Session {
             }
         }
         let value = text_value(&key, value)?;
-        self.settings.insert(key, value);
+        Arc::make_mut(&mut self.settings).insert(key, value);
         Ok(())
     }
 
@@ -133,8 +138,8 @@ impl Session {
         if local || per_block {
             self.set_local(&key, value.clone());
         } else {
-            self.local.remove(&key);
-            self.settings.insert(key, value.clone());
+            Arc::make_mut(&mut self.local).remove(&key);
+            Arc::make_mut(&mut self.settings).insert(key, value.clone());
         }
         Ok(value)
     }
@@ -248,7 +253,7 @@ impl Session {
             advisory: Default::default(),
             settings: self.settings.clone(),
             local: self.local.clone(),
-            reset: BTreeMap::new(),
+            reset: Settings::default(),
             undo: Vec::new(),
             sequences: self.sequences.clone(),
             constraints: self.constraints.clone(),

@@ -310,3 +310,94 @@ async fn a_timeout_inside_a_block_fails_the_block() {
     assert_eq!(reply.status(), 'E');
     assert_eq!(c.query("ROLLBACK").await.status(), 'I');
 }
+
+/// As PostgreSQL: the replies to Parse, Bind, Describe and Execute wait for
+/// the Sync or Flush that ends the batch, so a client reading after Sync
+/// is woken once (one write for the whole batch, not one per message).
+#[tokio::test]
+async fn replies_wait_for_sync_or_flush() {
+    let server = common::start().await;
+    let (mut c, _) = server.raw().await;
+    let quiet = Duration::from_millis(300);
+    let mut parse = Vec::new();
+    parse.extend_from_slice(b"\0SELECT 1\0\0\0");
+    c.send(b'P', &parse).await;
+    c.send(b'B', b"\0\0\0\0\0\0\0\0").await;
+    c.send(b'E', b"\0\0\0\0\0").await;
+    assert!(
+        tokio::time::timeout(quiet, c.read_message()).await.is_err(),
+        "a reply before Sync or Flush"
+    );
+    c.send(b'S', &[]).await;
+    let reply = c.read_until_ready().await;
+    assert_eq!(reply.rows(), vec![vec![Some("1".to_string())]]);
+    assert_eq!(reply.tags(), vec!["SELECT 1"]);
+
+    // Flush asks for what is pending without ending the batch.
+    c.send(b'P', &parse).await;
+    assert!(tokio::time::timeout(quiet, c.read_message()).await.is_err());
+    c.send(b'H', &[]).await;
+    let parsed = tokio::time::timeout(Duration::from_secs(5), c.read_message())
+        .await
+        .expect("ParseComplete after Flush");
+    assert!(matches!(parsed, Some(common::raw::Msg::Other('1'))));
+    c.send(b'S', &[]).await;
+    assert_eq!(c.read_until_ready().await.status(), 'I');
+
+    // An error inside the batch also waits for the Sync.
+    let mut bad = Vec::new();
+    bad.extend_from_slice(b"\0SELECT nope_nope\0\0\0");
+    c.send(b'P', &bad).await;
+    assert!(tokio::time::timeout(quiet, c.read_message()).await.is_err());
+    c.send(b'S', &[]).await;
+    let reply = c.read_until_ready().await;
+    assert_eq!(reply.errors().len(), 1, "{reply:?}");
+}
+
+/// A statement text sent again reuses its plan (simple Query and unnamed
+/// Parse alike), but never a plan the catalog has moved past: DDL in this
+/// session, a table dropped and made again with other types, and another
+/// block's uncommitted DDL are each seen as PostgreSQL shows them.
+#[tokio::test]
+async fn a_text_sent_again_never_runs_a_plan_the_catalog_moved_past() {
+    let server = common::start().await;
+    let (mut a, _) = server.raw().await;
+    let (mut b, _) = server.raw().await;
+    a.query("CREATE TABLE pc (id integer PRIMARY KEY)").await;
+    a.query("INSERT INTO pc VALUES (1)").await;
+    let names = |r: &common::raw::Reply| -> Vec<String> {
+        r.columns().into_iter().map(|(n, _)| n).collect()
+    };
+    for _ in 0..2 {
+        assert_eq!(names(&a.query("SELECT * FROM pc").await), ["id"]);
+        assert_eq!(names(&a.extended("SELECT * FROM pc", &[]).await), ["id"]);
+    }
+    a.query("ALTER TABLE pc ADD COLUMN v text DEFAULT 'x'")
+        .await;
+    let simple = a.query("SELECT * FROM pc").await;
+    assert_eq!(names(&simple), ["id", "v"]);
+    assert_eq!(
+        simple.rows(),
+        vec![vec![Some("1".into()), Some("x".into())]]
+    );
+    assert_eq!(
+        names(&b.extended("SELECT * FROM pc", &[]).await),
+        ["id", "v"]
+    );
+
+    // Made again with another key type: the kept plan's types are wrong.
+    a.query("DROP TABLE pc").await;
+    a.query("CREATE TABLE pc (id text PRIMARY KEY)").await;
+    a.query("INSERT INTO pc VALUES ('k')").await;
+    let again = b.query("SELECT * FROM pc").await;
+    assert_eq!(again.columns(), vec![("id".to_string(), 25)]);
+    assert_eq!(again.rows(), vec![vec![Some("k".into())]]);
+
+    // A block's own DDL is its own: the plan it makes is not another's.
+    a.query("BEGIN").await;
+    a.query("ALTER TABLE pc ADD COLUMN w integer").await;
+    assert_eq!(names(&a.query("SELECT * FROM pc").await), ["id", "w"]);
+    assert_eq!(names(&b.query("SELECT * FROM pc").await), ["id"]);
+    a.query("ROLLBACK").await;
+    assert_eq!(names(&a.query("SELECT * FROM pc").await), ["id"]);
+}

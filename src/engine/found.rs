@@ -383,8 +383,9 @@ impl Engine {
         };
         let columns = Arc::new(query.columns.clone());
         let outcome = match query.plan.as_ref() {
-            Plan::Select(s) => select::run(cx, s, columns).await?,
-            Plan::Query(q) => self.run_query(cx, q, columns, param_types).await?,
+            // Boxed: a statement's future stays small when it finds nothing.
+            Plan::Select(s) => Box::pin(select::run(cx, s, columns)).await?,
+            Plan::Query(q) => Box::pin(self.run_query(cx, q, columns, param_types)).await?,
             _ => return Err(SqlError::internal("a write's query is a SELECT")),
         };
         let Outcome::Rows { rows, .. } = outcome else {

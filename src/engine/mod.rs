@@ -18,6 +18,7 @@ mod env;
 mod foreign_keys;
 mod found;
 mod lock;
+mod plan_cache;
 pub(crate) mod query;
 mod read;
 mod select;
@@ -31,6 +32,7 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use futures::stream::{BoxStream, StreamExt};
+use futures::FutureExt;
 use sqlparser::ast::Statement;
 
 use crate::catalog::{Catalog, TableDef};
@@ -236,6 +238,8 @@ struct Inner {
     shown_locks: dashmap::DashMap<uuid::Uuid, Vec<query::ShownLock>>,
     /// When this proxy last swept storage no table uses.
     sweeps: sweep::Sweeps,
+    /// Plans by statement text, for texts sent again.
+    plans: plan_cache::PlanCache,
 }
 
 /// Tables resolved before planning, so the planner itself never waits.
@@ -273,6 +277,7 @@ impl Engine {
                 query: query::QueryEngine::new(),
                 shown_locks: dashmap::DashMap::new(),
                 sweeps: sweep::Sweeps::default(),
+                plans: plan_cache::PlanCache::default(),
             }),
         };
         engine.keep_heartbeat();
@@ -383,32 +388,64 @@ impl Engine {
         hints: &[Option<SqlType>],
         own: Option<TxnId>,
     ) -> SqlResult<Vec<Prepared>> {
+        if let Some(kept) = self.kept_plan(sql, hints, own).await? {
+            return Ok(vec![kept]);
+        }
         let statements = crate::sql::parse(sql)?;
         let mut out = Vec::with_capacity(statements.len());
         for stmt in statements {
             out.push(self.prepare_statement(stmt, sql, hints, own).await?);
         }
+        if let [one] = out.as_slice() {
+            self.keep_plan(sql, hints, one);
+        }
         Ok(out)
+    }
+
+    /// The plan of `sql` (one statement, parameter types `hints`) kept from
+    /// an earlier planning, if the tables it uses are still as it saw them
+    /// from transaction `own`.
+    pub async fn kept_plan(
+        &self,
+        sql: &str,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+    ) -> SqlResult<Option<Prepared>> {
+        let Some(kept) = self.inner.plans.get(sql, hints) else {
+            return Ok(None);
+        };
+        Ok((!self.is_stale(&kept, own).await?).then_some(kept))
+    }
+
+    /// Keeps `prepared`, the plan of `sql` (one statement, with parameter
+    /// types `hints`), for the next time the same text comes.
+    pub fn keep_plan(&self, sql: &str, hints: &[Option<SqlType>], prepared: &Prepared) {
+        self.inner.plans.put(sql, hints, prepared);
     }
 
     /// Plan one statement already parsed from `source` (the text the client
     /// sent, against which error positions are reported), with the tables
     /// as transaction `own` sees them.
-    pub async fn prepare_statement(
-        &self,
+    ///
+    /// Not an async fn, which would hold the statement twice (its argument
+    /// and the planning future's).
+    pub fn prepare_statement<'a>(
+        &'a self,
         stmt: Statement,
-        source: &str,
-        hints: &[Option<SqlType>],
+        source: &'a str,
+        hints: &'a [Option<SqlType>],
         own: Option<TxnId>,
-    ) -> SqlResult<Prepared> {
+    ) -> impl std::future::Future<Output = SqlResult<Prepared>> + 'a {
         let kind = statement_kind(&stmt);
         let started = Instant::now();
-        self.plan(stmt, hints, own, source).await.map_err(|e| {
-            // Refused while planned (an unknown table, a catalog the store
-            // did not answer for): a statement all the same, so the metrics
-            // show the failures a store outage causes.
-            crate::metrics::statement(kind, e.code, started.elapsed(), Default::default());
-            e.locate(source)
+        self.plan(stmt, hints, own, source).map(move |planned| {
+            planned.map_err(|e| {
+                // Refused while planned (an unknown table, a catalog the
+                // store did not answer for): a statement all the same, so
+                // the metrics show the failures a store outage causes.
+                crate::metrics::statement(kind, e.code, started.elapsed(), Default::default());
+                e.locate(source)
+            })
         })
     }
 
@@ -456,9 +493,9 @@ impl Engine {
         let mut hints = hints.to_vec();
         let row_query = match (found::needs(&stmt)?, target.and_then(|t| tables.get(&t))) {
             (Some(needs), Some(target)) => {
-                let (query, types) = self
-                    .plan_row_query(needs, &stmt, target, &hints, own, source)
-                    .await?;
+                let (query, types) =
+                    Box::pin(self.plan_row_query(needs, &stmt, target, &hints, own, source))
+                        .await?;
                 hints.resize(hints.len().max(types.len()), None);
                 for (hint, ty) in hints.iter_mut().zip(types) {
                     hint.get_or_insert(ty);
@@ -628,7 +665,9 @@ impl Engine {
             // Deciding or trimming a transaction must not be cut off
             // halfway by an interrupt (`crate::stop`).
             let _writing = stop.map(Stop::writing);
-            return self.transaction_statement(session, utility).await;
+            // Boxed, as every rare stage below: the common statement's
+            // future (moved and polled for every message) stays small.
+            return Box::pin(self.transaction_statement(session, utility)).await;
         }
         // Re-plan if DDL changed a table since this statement was prepared
         // (or the tables look different from inside this block).
@@ -637,14 +676,13 @@ impl Engine {
         let prepared = if self.is_stale(prepared, own).await? {
             let hints: Vec<Option<SqlType>> =
                 prepared.param_types.iter().cloned().map(Some).collect();
-            fresh = self
-                .plan(
-                    crate::sql::parse(&prepared.sql)?.remove(0),
-                    &hints,
-                    own,
-                    &prepared.sql,
-                )
-                .await?;
+            fresh = Box::pin(self.plan(
+                crate::sql::parse(&prepared.sql)?.remove(0),
+                &hints,
+                own,
+                &prepared.sql,
+            ))
+            .await?;
             &fresh
         } else {
             prepared
@@ -709,7 +747,14 @@ impl Engine {
                 }
                 let phase = foreign_keys::Phase::Statement;
                 let modes = &session.constraints;
-                foreign_keys::enforce(&cx, &inner.catalog, logged_before, phase, modes).await?;
+                Box::pin(foreign_keys::enforce(
+                    &cx,
+                    &inner.catalog,
+                    logged_before,
+                    phase,
+                    modes,
+                ))
+                .await?;
             }
             Ok(executed)
         }
@@ -724,15 +769,17 @@ impl Engine {
         if own_transaction {
             let open = cx.open.clone().expect("a statement's own transaction");
             return match executed {
-                Ok(done) => self.commit_fenced(session, open).await.map(|()| done),
+                Ok(done) => Box::pin(self.commit_fenced(session, open))
+                    .await
+                    .map(|()| done),
                 Err(e) => {
-                    self.abort(open).await;
+                    Box::pin(self.abort(open)).await;
                     Err(e)
                 }
             };
         }
         if let (Err(e), Some(_)) = (&executed, &cx.open) {
-            self.statement_failed(session, e).await;
+            Box::pin(self.statement_failed(session, e)).await;
         }
         executed
     }
@@ -823,7 +870,7 @@ impl Engine {
         let executed = match prepared.plan.as_ref() {
             Plan::Utility(_) => unreachable!("handled above"),
             Plan::Select(s) if !s.advisory.is_empty() => {
-                self.advisory_select(session, s, cx, columns).await?
+                Box::pin(self.advisory_select(session, s, cx, columns)).await?
             }
             Plan::Select(s) if s.count_limit.is_some() => {
                 let (op, args) = s.count_limit.as_ref().expect("matched");
@@ -837,7 +884,7 @@ impl Engine {
                     .iter()
                     .map(|a| a.eval(&ecx))
                     .collect::<SqlResult<_>>()?;
-                count_limits::call(&ddl(), *op, args, session.in_block()).await?;
+                Box::pin(count_limits::call(&ddl(), *op, args, session.in_block())).await?;
                 Executed::new(Outcome::Rows {
                     columns,
                     // A void result: an empty text, as PostgreSQL sends it.
@@ -852,8 +899,7 @@ impl Engine {
                 Executed::new(select::run(cx, s, columns).await?)
             }
             Plan::Query(q) => Executed::new(
-                self.run_query(cx, q, columns, &prepared.param_types)
-                    .await?,
+                Box::pin(self.run_query(cx, q, columns, &prepared.param_types)).await?,
             ),
             Plan::Insert(p) => {
                 let w = cx.insert(p, found.insert_rows(p)).await?;
@@ -869,24 +915,24 @@ impl Engine {
             }
             Plan::CreateTable(p) => {
                 self.sweep_soon();
-                ddl::create_table(&ddl(), p).await?
+                Box::pin(ddl::create_table(&ddl(), p)).await?
             }
-            Plan::CreateIndex(p) => ddl::create_index(&ddl(), p).await?,
+            Plan::CreateIndex(p) => Box::pin(ddl::create_index(&ddl(), p)).await?,
             Plan::DropTable { names, if_exists } => {
                 self.sweep_soon();
-                ddl::drop_table(&ddl(), names, *if_exists).await?
+                Box::pin(ddl::drop_table(&ddl(), names, *if_exists)).await?
             }
             Plan::DropIndex { names, if_exists } => {
-                ddl::drop_index(&ddl(), names, *if_exists).await?
+                Box::pin(ddl::drop_index(&ddl(), names, *if_exists)).await?
             }
-            Plan::CreateSequence(p) => ddl::create_sequence(&ddl(), p).await?,
-            Plan::AlterTable(p) => alter::alter_table(&ddl(), p, cx.env.as_ref()).await?,
+            Plan::CreateSequence(p) => Box::pin(ddl::create_sequence(&ddl(), p)).await?,
+            Plan::AlterTable(p) => Box::pin(alter::alter_table(&ddl(), p, cx.env.as_ref())).await?,
             Plan::Truncate(p) => {
                 self.sweep_soon();
-                truncate::truncate(&ddl(), p).await?
+                Box::pin(truncate::truncate(&ddl(), p)).await?
             }
             Plan::DropSequence { names, if_exists } => {
-                ddl::drop_sequence(&ddl(), names, *if_exists).await?
+                Box::pin(ddl::drop_sequence(&ddl(), names, *if_exists)).await?
             }
         };
         Ok(executed)

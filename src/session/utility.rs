@@ -14,6 +14,7 @@ use sqlparser::ast::{
     SetSessionAuthorizationParamKind, Statement, TransactionAccessMode, TransactionIsolationLevel,
     TransactionMode, UnaryOperator, Value as AstValue,
 };
+use std::sync::Arc;
 
 use super::settings::{self, Kind};
 use super::{Session, Undo};
@@ -446,7 +447,7 @@ impl Session {
             SetPlan::Assign { name, arg, local } => self.assign(name, arg.clone(), *local),
             SetPlan::SessionCharacteristics(modes) => {
                 for (name, value) in modes {
-                    self.settings
+                    Arc::make_mut(&mut self.settings)
                         .insert(format!("default_{name}"), value.clone());
                 }
                 Ok(command("SET"))
@@ -460,7 +461,7 @@ impl Session {
                     ));
                 }
                 for (name, value) in modes {
-                    self.local.insert((*name).into(), value.clone());
+                    Arc::make_mut(&mut self.local).insert((*name).into(), value.clone());
                 }
                 Ok(command("SET"))
             }
@@ -503,7 +504,7 @@ impl Session {
         // outside one PostgreSQL accepts and forgets them.
         if let Some(Kind::Transaction { .. }) = guc.map(|g| g.kind) {
             if self.in_block() {
-                self.local.insert(name.to_owned(), value);
+                Arc::make_mut(&mut self.local).insert(name.to_owned(), value);
             }
             return Ok(command("SET"));
         }
@@ -518,8 +519,8 @@ impl Session {
                 ));
             }
         } else {
-            self.local.remove(name);
-            self.settings.insert(name.to_owned(), value);
+            Arc::make_mut(&mut self.local).remove(name);
+            Arc::make_mut(&mut self.settings).insert(name.to_owned(), value);
         }
         Ok(command("SET"))
     }
@@ -529,10 +530,12 @@ impl Session {
     /// PostgreSQL creates it on first use.
     pub(super) fn set_local(&mut self, name: &str, value: String) {
         if settings::is_custom(name) {
-            self.settings.entry(name.to_owned()).or_default();
+            Arc::make_mut(&mut self.settings)
+                .entry(name.to_owned())
+                .or_default();
         }
         if self.in_block() {
-            self.local.insert(name.to_owned(), value);
+            Arc::make_mut(&mut self.local).insert(name.to_owned(), value);
         }
     }
 
@@ -574,10 +577,10 @@ impl Session {
             .collect();
         self.settings = self.reset.clone();
         for name in custom {
-            self.settings.insert(name, String::new());
+            Arc::make_mut(&mut self.settings).insert(name, String::new());
         }
         // The block's own characteristics are not session settings.
-        self.local.retain(|name, _| {
+        Arc::make_mut(&mut self.local).retain(|name, _| {
             matches!(
                 settings::lookup(name).map(|g| g.kind),
                 Some(Kind::Transaction { .. })
@@ -648,18 +651,18 @@ impl Session {
 
     fn start_block(&mut self, modes: Vec<(&'static str, String)>) {
         self.txn = Block::InBlock;
-        self.local.clear();
+        Arc::make_mut(&mut self.local).clear();
         self.constraints = Default::default();
         self.undo = vec![Undo {
             savepoint: None,
             settings: self.settings.clone(),
-            local: std::collections::BTreeMap::new(),
+            local: Default::default(),
             constraints: Default::default(),
             log_mark: Default::default(),
             advisory_mark: 0,
         }];
         for (name, value) in modes {
-            self.local.insert(name.into(), value);
+            Arc::make_mut(&mut self.local).insert(name.into(), value);
         }
     }
 
@@ -675,7 +678,7 @@ impl Session {
                 self.settings = start.settings.clone();
             }
         }
-        self.local.clear();
+        Arc::make_mut(&mut self.local).clear();
         self.constraints = Default::default();
         self.undo.clear();
         self.txn = Block::Idle;

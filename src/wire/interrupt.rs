@@ -4,6 +4,8 @@
 //! PostgreSQL's timer does; both answer 57014.
 
 use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use futures::channel::oneshot;
@@ -64,37 +66,89 @@ impl Interrupt {
 
     /// Runs `work` unless the statement is interrupted first; then `work` is
     /// dropped where it stands. For work that writes nothing.
-    pub(crate) async fn guard<T, E: From<SqlError>>(
-        &self,
-        work: impl Future<Output = Result<T, E>>,
-    ) -> Result<T, E> {
-        // A stop state no write ever enters: interrupted, the work is dropped.
-        self.guard_write(&Stop::default(), work).await
+    pub(crate) fn guard<'a, T, E, F>(
+        &'a self,
+        work: F,
+    ) -> Guarded<'a, F, impl Future<Output = SqlError> + 'a>
+    where
+        F: Future<Output = Result<T, E>>,
+        E: From<SqlError>,
+    {
+        self.guarded(None, work)
     }
 
     /// As [`guard`](Self::guard), for a statement that may write with
     /// `stop`: interrupted in a write, it is asked to stop at its next safe
     /// point, where it undoes what it wrote and answers the interrupt's
     /// error itself (`crate::stop`); otherwise it is dropped.
-    pub(crate) async fn guard_write<T, E: From<SqlError>>(
-        &self,
-        stop: &Stop,
-        work: impl Future<Output = Result<T, E>>,
-    ) -> Result<T, E> {
-        if self.is_inert() {
-            return work.await;
+    pub(crate) fn guard_write<'a, T, E, F>(
+        &'a self,
+        stop: &'a Stop,
+        work: F,
+    ) -> Guarded<'a, F, impl Future<Output = SqlError> + 'a>
+    where
+        F: Future<Output = Result<T, E>>,
+        E: From<SqlError>,
+    {
+        self.guarded(Some(stop), work)
+    }
+
+    fn guarded<'a, F>(
+        &'a self,
+        stop: Option<&'a Stop>,
+        work: F,
+    ) -> Guarded<'a, F, impl Future<Output = SqlError> + 'a> {
+        Guarded {
+            work,
+            fired: (!self.is_inert()).then(|| self.fired()),
+            stop,
         }
-        tokio::pin!(work);
-        tokio::select! {
-            biased;
-            done = &mut work => done,
-            error = self.fired() => {
-                if !stop.is_writing() {
-                    return Err(error.into());
-                }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// Work under an interrupt. Written out rather than as an async fn so
+    /// that the work, often a statement's large future, is held once, in
+    /// place (an async fn would hold its argument and the pinned copy).
+    pub(crate) struct Guarded<'a, F, G> {
+        #[pin]
+        work: F,
+        // None once fired, or when nothing can interrupt.
+        #[pin]
+        fired: Option<G>,
+        // Where a statement that writes is asked to stop; None for work
+        // that writes nothing.
+        stop: Option<&'a Stop>,
+    }
+}
+
+impl<T, E, F, G> Future for Guarded<'_, F, G>
+where
+    F: Future<Output = Result<T, E>>,
+    G: Future<Output = SqlError>,
+    E: From<SqlError>,
+{
+    type Output = Result<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        // The work first: done work is answered even if an interrupt fired.
+        if let Poll::Ready(done) = this.work.as_mut().poll(cx) {
+            return Poll::Ready(done);
+        }
+        let Some(fired) = this.fired.as_mut().as_pin_mut() else {
+            return Poll::Pending;
+        };
+        let Poll::Ready(error) = fired.poll(cx) else {
+            return Poll::Pending;
+        };
+        this.fired.set(None);
+        match this.stop {
+            Some(stop) if stop.is_writing() => {
                 stop.request(error);
-                work.await
+                this.work.poll(cx)
             }
+            _ => Poll::Ready(Err(error.into())),
         }
     }
 }

@@ -20,6 +20,7 @@
 mod auth;
 mod copy;
 mod copy_out;
+mod cork;
 mod encode;
 mod errors;
 mod extended;

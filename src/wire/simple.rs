@@ -84,6 +84,12 @@ impl SimpleQueryHandler for Connection {
         }
         let cancel = self.cancel_signal().await;
         let outcome = async {
+            // A text run before (as one statement): its plan, still good.
+            let engine = &self.shared.engine;
+            if let Some(kept) = engine.kept_plan(query, &[], self.view.get()).await? {
+                let interrupt = self.interrupt(cancel.clone()).await;
+                return self.run_simple(client, &kept, &interrupt).await;
+            }
             // The whole string parses first, so a syntax error anywhere runs
             // nothing, as in PostgreSQL.
             let statements = crate::sql::parse(query)?;
@@ -119,13 +125,11 @@ impl SimpleQueryHandler for Connection {
                 // Each is planned just before it runs, so it sees the tables
                 // the statements before it created.
                 let prepared = interrupt
-                    .guard(self.shared.engine.prepare_statement(
-                        statement,
-                        query,
-                        &[],
-                        self.view.get(),
-                    ))
+                    .guard(engine.prepare_statement(statement, query, &[], self.view.get()))
                     .await?;
+                if count == 1 {
+                    engine.keep_plan(query, &[], &prepared);
+                }
                 self.run_simple(client, &prepared, &interrupt).await?;
             }
             Ok(())

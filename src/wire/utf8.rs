@@ -26,6 +26,9 @@ const CHARACTER_NOT_IN_REPERTOIRE: &str = "22021";
 /// than held whole (pgwire refuses most of them anyway).
 const MAX_CHECKED_FRAME: usize = 64 << 20;
 
+/// The most read from the client at once.
+const READ_CHUNK: usize = 8192;
+
 /// Remembered invalid messages per connection; a client that pipelines more
 /// than this many before reading an answer loses the oldest notes.
 const MAX_NOTES: usize = 64;
@@ -124,6 +127,13 @@ impl<IO> Utf8Guard<IO> {
         };
         guard.advance();
         guard
+    }
+
+    /// Gives back the read buffer's memory if it holds nothing.
+    pub(crate) fn release_idle_memory(&mut self) {
+        if self.raw.is_empty() {
+            self.raw = BytesMut::new();
+        }
     }
 
     /// Marks as passable every complete message (or part of a message that
@@ -231,15 +241,15 @@ impl<IO: AsyncRead + Unpin> AsyncRead for Utf8Guard<IO> {
                 }
                 continue;
             }
-            this.raw.reserve(8192);
-            let read = ready!(tokio_util::io::poll_read_buf(
-                Pin::new(&mut this.inner),
-                cx,
-                &mut this.raw
-            ))?;
-            if read == 0 {
+            // Read into the stack, not `raw`: a connection waiting for its
+            // client then holds no read buffer of its own.
+            let mut chunk = [0u8; READ_CHUNK];
+            let mut read = ReadBuf::new(&mut chunk);
+            ready!(Pin::new(&mut this.inner).poll_read(cx, &mut read))?;
+            if read.filled().is_empty() {
                 this.eof = true;
             } else {
+                this.raw.extend_from_slice(read.filled());
                 this.advance();
             }
         }
