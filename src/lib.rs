@@ -6,7 +6,9 @@
 //!
 //! - [`server`]: TCP listener, connection limit, TLS, graceful shutdown.
 //! - [`wire`]: each connection's message loop (pgwire's, with a guard that
-//!   finds invalid UTF-8 in the raw bytes), pgwire handlers (startup and
+//!   finds invalid UTF-8 in the raw bytes, output corked until the client
+//!   is owed an answer in `wire::cork`, and buffers given back when idle),
+//!   pgwire handlers (startup and
 //!   auth, simple and extended query, COPY FROM STDIN in `wire::copy`,
 //!   COPY TO STDOUT in `wire::copy_out`), parameter decoding, row
 //!   encoding, and the one place errors become ErrorResponses.
@@ -21,7 +23,8 @@
 //! - [`stop`]: cancel and statement_timeout reach a write only at its safe
 //!   points, so an interrupted write is undone rather than cut off.
 //! - [`engine`]: one statement as named stages: parse, plan, admit, bind,
-//!   run, each stage given one statement context (`engine::ctx`);
+//!   run, each stage given one statement context (`engine::ctx`); plans
+//!   kept by statement text for texts sent again (`engine::plan_cache`);
 //!   `engine::txn` mints, commits, aborts and trims transactions;
 //!   `engine::ddl` changes the catalog (waiting for another block's pending
 //!   change, folding decided ones, removing storage nothing names);

@@ -192,6 +192,13 @@ impl Session {
     }
 
     /// The settings PostgreSQL reports in ParameterStatus, with their values.
+    /// The session's and the block's settings as they stand: any change
+    /// after this makes new maps (they are shared once taken), so pointer
+    /// equality with a later snapshot means nothing changed.
+    pub fn settings_snapshot(&self) -> (Settings, Settings) {
+        (self.settings.clone(), self.local.clone())
+    }
+
     pub fn reported(&self) -> Vec<(&'static str, String)> {
         settings::GUCS
             .iter()

@@ -104,6 +104,7 @@ impl Service {
             refused,
             session: tokio::sync::Mutex::new(Session::default()),
             reported: parking_lot::Mutex::new(BTreeMap::new()),
+            reported_from: parking_lot::Mutex::new(None),
             copy_in: tokio::sync::Mutex::new(None),
             cancel: OnceLock::new(),
             busy,
@@ -145,6 +146,9 @@ pub(crate) struct Connection {
     session: tokio::sync::Mutex<Session>,
     /// The ParameterStatus values the client last heard.
     reported: parking_lot::Mutex<BTreeMap<&'static str, String>>,
+    /// The session's settings when they were last reported
+    /// (`Session::settings_snapshot`).
+    reported_from: parking_lot::Mutex<Option<(crate::session::Settings, crate::session::Settings)>>,
     /// Registered with the server's cancel registry once authenticated;
     /// the guard unregisters it when the connection ends.
     cancel: OnceLock<(Arc<ConnectionHandle>, ConnectionGuard)>,

@@ -149,7 +149,20 @@ impl Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         client.set_transaction_status(self.transaction_status().await);
-        let now = self.session.lock().await.reported();
+        let now = {
+            let session = self.session.lock().await;
+            // Reported settings change only with the settings: most
+            // statements leave them as the last one did.
+            let snapshot = session.settings_snapshot();
+            let mut seen = self.reported_from.lock();
+            if seen.as_ref().is_some_and(|(settings, local)| {
+                Arc::ptr_eq(settings, &snapshot.0) && Arc::ptr_eq(local, &snapshot.1)
+            }) {
+                return Ok(());
+            }
+            *seen = Some(snapshot);
+            session.reported()
+        };
         let changed: Vec<(&'static str, String)> = {
             let mut last = self.reported.lock();
             now.into_iter()
