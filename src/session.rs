@@ -146,21 +146,22 @@ impl Session {
 
     /// A setting's current value as SHOW prints it.
     pub fn setting(&self, name: &str) -> Option<String> {
-        let key = name.to_ascii_lowercase();
-        if let Some(v) = self.local.get(&key) {
+        let key = settings::folded(name);
+        let key = key.as_ref();
+        if let Some(v) = self.local.get(key) {
             return Some(v.clone());
         }
-        match settings::lookup(&key) {
+        match settings::lookup(key) {
             Some(g) => match g.kind {
                 Kind::Transaction { default } => self.setting(default),
                 _ => Some(
                     self.settings
-                        .get(&key)
+                        .get(key)
                         .cloned()
                         .unwrap_or_else(|| g.default_value().to_owned()),
                 ),
             },
-            None => self.settings.get(&key).cloned(),
+            None => self.settings.get(key).cloned(),
         }
     }
 
@@ -191,7 +192,6 @@ impl Session {
         }
     }
 
-    /// The settings PostgreSQL reports in ParameterStatus, with their values.
     /// The session's and the block's settings as they stand: any change
     /// after this makes new maps (they are shared once taken), so pointer
     /// equality with a later snapshot means nothing changed.
@@ -199,6 +199,7 @@ impl Session {
         (self.settings.clone(), self.local.clone())
     }
 
+    /// The settings PostgreSQL reports in ParameterStatus, with their values.
     pub fn reported(&self) -> Vec<(&'static str, String)> {
         settings::GUCS
             .iter()

@@ -6,6 +6,10 @@
 //! differently: a client that asks for `DateStyle = German` or a non-UTC
 //! `TimeZone` gets 0A000 rather than output it did not ask for.
 
+use std::borrow::Cow;
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
 use crate::catalog::naming::quote_ident;
 use crate::error::{sqlstate, SqlError, SqlResult};
 
@@ -346,12 +350,26 @@ static DEFERRABLE_DEFAULT: Guc = Guc {
 };
 
 /// The setting named `name` (case-insensitive), if keyclaim knows it.
+/// Looked up several times per statement (statement_timeout, the read-only
+/// check), so by hash rather than by comparing every name.
 pub fn lookup(name: &str) -> Option<&'static Guc> {
-    let lower = name.to_ascii_lowercase();
-    if lower == DEFERRABLE_DEFAULT.name {
-        return Some(&DEFERRABLE_DEFAULT);
+    static BY_NAME: LazyLock<HashMap<String, &'static Guc>> = LazyLock::new(|| {
+        GUCS.iter()
+            .chain(std::iter::once(&DEFERRABLE_DEFAULT))
+            .map(|g| (g.name.to_ascii_lowercase(), g))
+            .collect()
+    });
+    BY_NAME.get(folded(name).as_ref()).copied()
+}
+
+/// `name` in lower case, copied only if it has upper-case letters (names
+/// in keyclaim's own code are lower case already).
+pub fn folded(name: &str) -> Cow<'_, str> {
+    if name.bytes().any(|b| b.is_ascii_uppercase()) {
+        Cow::Owned(name.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(name)
     }
-    GUCS.iter().find(|g| g.name.eq_ignore_ascii_case(&lower))
 }
 
 /// Every setting with a session-level value (Transaction ones derive theirs).
