@@ -52,6 +52,12 @@ async fn statement_costs_match_the_design() {
     // Point reads: primary key one read; unique key the claim then the row.
     assert_eq!(c.cost("SELECT v FROM one_key WHERE id = 1").await, (0, 1));
     assert_eq!(c.cost("SELECT v FROM one_key WHERE k = 'k1'").await, (0, 2));
+    // A key given by an expression without columns is read the same way.
+    assert_eq!(
+        c.cost("SELECT v FROM one_key WHERE k = lower('K' || 1)")
+            .await,
+        (0, 2)
+    );
     // A key list: one read per distinct key (a claim read only for a
     // missing unique key), whatever the table's size; never a scan.
     assert_eq!(
@@ -63,6 +69,11 @@ async fn statement_costs_match_the_design() {
         c.cost("SELECT v FROM one_key WHERE k IN ('k1', 'nope')")
             .await,
         (0, 3)
+    );
+    assert_eq!(
+        c.cost("SELECT v FROM one_key WHERE id IN (0 + 1, abs(-2))")
+            .await,
+        (0, 2)
     );
 
     // UPDATE by primary key of a non-key column: one observation, one LWT.

@@ -131,6 +131,21 @@ impl CountLimitOp {
 }
 
 impl Func {
+    /// Whether two calls with the same arguments may give different answers
+    /// or act on something (PostgreSQL's VOLATILE): such a call is made for
+    /// every row, never once for a statement's key.
+    pub fn is_volatile(self) -> bool {
+        matches!(
+            self,
+            Func::GenRandomUuid
+                | Func::PgSleep
+                | Func::SetConfig
+                | Func::Seq(_)
+                | Func::Advisory(_)
+                | Func::CountLimit(_)
+        )
+    }
+
     /// The scalar function the fast path evaluates under `name` (lower
     /// case, unqualified); None for any other name.
     pub fn named(name: &str) -> Option<Func> {

@@ -1586,8 +1586,33 @@ fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Keys>]) {
     }
 }
 
+/// A value the statement fixes before it reads: no column of the row and
+/// nothing volatile, so evaluating it once (to read that key) is what
+/// evaluating it for every row would give. `lower($1)`, `'a' || $1`, `$1 +
+/// 1`, `now()` qualify; `random()`-like and sequence functions do not. The
+/// read row is still checked against the whole filter.
 fn is_constant(e: &Expr) -> bool {
-    matches!(e, Expr::Literal(_) | Expr::Param(_))
+    match e {
+        Expr::Literal(_) | Expr::Unknown(..) | Expr::Param(_) => true,
+        Expr::Column(_) | Expr::Excluded(_) => false,
+        Expr::Not(x) | Expr::Neg(x) | Expr::IsNull(x, _) | Expr::Cast(x, _) => is_constant(x),
+        Expr::Binary(_, l, r) => is_constant(l) && is_constant(r),
+        Expr::InList(x, items, _) => is_constant(x) && items.iter().all(is_constant),
+        Expr::Between(x, lo, hi, _) => is_constant(x) && is_constant(lo) && is_constant(hi),
+        Expr::Like { expr, pattern, .. } => is_constant(expr) && is_constant(pattern),
+        Expr::Array(items, _) => items.iter().all(is_constant),
+        Expr::Quantified { left, array, .. } => is_constant(left) && is_constant(array),
+        Expr::Func(f, args) => !f.is_volatile() && args.iter().all(is_constant),
+        Expr::Case {
+            operand,
+            arms,
+            otherwise,
+        } => {
+            operand.as_deref().is_none_or(is_constant)
+                && arms.iter().all(|(w, t)| is_constant(w) && is_constant(t))
+                && otherwise.as_deref().is_none_or(is_constant)
+        }
+    }
 }
 
 /// An array the statement fixes before it reads: a constant, a parameter
@@ -1675,6 +1700,35 @@ mod tests {
         assert!(matches!(
             access("DELETE FROM m WHERE seat = 3 AND org = 1"),
             Access::Unique(0, _)
+        ));
+    }
+
+    #[test]
+    fn a_key_pinned_to_an_expression_without_columns_is_read_by_key() {
+        assert!(matches!(
+            access("SELECT * FROM users WHERE email = lower($1)"),
+            Access::Unique(0, _)
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE email = 'seed' || $1 || '@example.com'"),
+            Access::Unique(0, _)
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id = $1 + 1"),
+            Access::Key(_)
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id IN ($1 + 1, abs($2))"),
+            Access::KeyList(_)
+        ));
+        // A column of the row, or a volatile function: every row is looked at.
+        assert!(matches!(
+            access("SELECT * FROM users WHERE id = length(name)"),
+            Access::Scan
+        ));
+        assert!(matches!(
+            access("SELECT * FROM users WHERE email = gen_random_uuid()::text"),
+            Access::Scan
         ));
     }
 
