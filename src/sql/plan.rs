@@ -1577,7 +1577,7 @@ fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Keys>]) {
             all: false,
         } => {
             if let Expr::Column(i) = left.as_ref() {
-                if is_constant_array(array) {
+                if is_constant(array) {
                     listed[*i] = Some(Keys::Elements(array.as_ref().clone()));
                 }
             }
@@ -1590,6 +1590,7 @@ fn pin(e: &Expr, pinned: &mut [Option<Expr>], listed: &mut [Option<Keys>]) {
 /// nothing volatile, so evaluating it once (to read that key) is what
 /// evaluating it for every row would give. `lower($1)`, `'a' || $1`, `$1 +
 /// 1`, `now()` qualify; `random()`-like and sequence functions do not. The
+/// same test serves the array of `= ANY` (`$1::int[]`, `ARRAY[...]`). The
 /// read row is still checked against the whole filter.
 fn is_constant(e: &Expr) -> bool {
     match e {
@@ -1612,16 +1613,6 @@ fn is_constant(e: &Expr) -> bool {
                 && arms.iter().all(|(w, t)| is_constant(w) && is_constant(t))
                 && otherwise.as_deref().is_none_or(is_constant)
         }
-    }
-}
-
-/// An array the statement fixes before it reads: a constant, a parameter
-/// (cast or not: `$1::int[]`), or `ARRAY[...]` of constants.
-fn is_constant_array(e: &Expr) -> bool {
-    match e {
-        Expr::Cast(inner, _) => is_constant(inner),
-        Expr::Array(items, _) => items.iter().all(is_constant),
-        other => is_constant(other),
     }
 }
 
