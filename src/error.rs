@@ -76,6 +76,10 @@ pub struct SqlError {
     /// Where in the query text the error is, until `locate` turns it into
     /// a `position` against that text.
     pub location: Option<Place>,
+    /// Not a field the client sees: the single-table evaluator lacks an
+    /// expression or function of the statement, which the query engine
+    /// may run (`engine::plan` sends the statement there instead).
+    pub beyond_fast_path: bool,
 }
 
 /// A place in the query text: 1-based line and column, and whether the
@@ -181,6 +185,12 @@ impl SqlError {
             }
             self.position = u32::try_from(at).ok();
         }
+        self
+    }
+
+    /// Mark the error as the fast path's lack (see `beyond_fast_path`).
+    pub fn beyond_fast_path(mut self) -> Self {
+        self.beyond_fast_path = true;
         self
     }
 

@@ -46,12 +46,16 @@
 //!   a limit (design: docs/count_limits.md);
 //!   `engine::query` is the query engine (Apache DataFusion) for the reads
 //!   the fast path does not answer (joins, aggregates, subqueries, CTEs, set
-//!   operations, windows): syntax rules that make its answers PostgreSQL's,
+//!   operations, windows, expressions the single-table evaluator lacks):
+//!   syntax rules that make its answers PostgreSQL's,
 //!   table providers that read through the statement's `ReadView` and turn
 //!   key filters into point reads, Arrow type mapping, error mapping,
 //!   subquery rewrites DataFusion can decorrelate (`query::subqueries`),
 //!   functions in FROM as one-row subqueries (`query::from_functions`,
-//!   with PostgreSQL's generate_series in `query::series`), the table
+//!   with PostgreSQL's generate_series in `query::series`), PostgreSQL's
+//!   date/time field functions (`query::dates`: EXTRACT, date_part,
+//!   date_trunc, AT TIME ZONE) and JSON operators (`query::json`), computed
+//!   row by row (`query::row_fn`), the table
 //!   column each result column is, for RowDescription (`query::origins`),
 //!   and pg_catalog / information_schema with the catalog functions,
 //!   built per execution from a snapshot of the catalog (`query::system`).

@@ -45,8 +45,10 @@ pub(super) enum Needs {
     Finder,
 }
 
-/// Which query, if any, a write takes its rows from.
-pub(super) fn needs(stmt: &Statement) -> SqlResult<Option<Needs>> {
+/// Which query, if any, a write takes its rows from. `computed`: the fast
+/// path lacks an expression of the statement, so the query engine must
+/// compute its VALUES, or find its rows and compute its SET list.
+pub(super) fn needs(stmt: &Statement, computed: bool) -> SqlResult<Option<Needs>> {
     Ok(match stmt {
         Statement::Insert(i) => {
             let Some(q) = i.source.as_deref() else {
@@ -56,7 +58,7 @@ pub(super) fn needs(stmt: &Statement) -> SqlResult<Option<Needs>> {
             match q.body.as_ref() {
                 ast::SetExpr::Values(v) if !shaped => {
                     let items = || v.rows.iter().flat_map(|r| &r.content);
-                    if items().any(subquery) {
+                    if computed || items().any(subquery) {
                         Some(Needs::Source(Box::new(values_as_selects(v)?)))
                     } else {
                         None
@@ -66,12 +68,14 @@ pub(super) fn needs(stmt: &Statement) -> SqlResult<Option<Needs>> {
             }
         }
         Statement::Update(u) => {
-            let computed = u.assignments.iter().map(|a| &a.value);
-            (u.from.is_some() || u.selection.iter().chain(computed).any(subquery))
+            let values = u.assignments.iter().map(|a| &a.value);
+            (computed || u.from.is_some() || u.selection.iter().chain(values).any(subquery))
                 .then_some(Needs::Finder)
         }
-        Statement::Delete(d) => (d.using.is_some() || d.selection.as_ref().is_some_and(subquery))
-            .then_some(Needs::Finder),
+        Statement::Delete(d) => {
+            (computed || d.using.is_some() || d.selection.as_ref().is_some_and(subquery))
+                .then_some(Needs::Finder)
+        }
         _ => None,
     })
 }
@@ -175,7 +179,7 @@ fn values_as_selects(v: &ast::Values) -> SqlResult<ast::Query> {
     for row in &v.rows {
         if row.content.iter().any(crate::sql::plan::is_default_keyword) {
             return Err(SqlError::unsupported(
-                "DEFAULT in a VALUES list with subqueries is not supported",
+                "DEFAULT in a VALUES list the query engine computes is not supported",
                 "list the columns that take values, and leave the others out",
             ));
         }

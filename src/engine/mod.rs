@@ -473,8 +473,45 @@ impl Engine {
                 plan: Arc::new(Plan::Utility(utility)),
             });
         }
+        let needs = found::needs(&stmt, false)?;
+        match self
+            .plan_one_table(&stmt, sql.clone(), hints, own, source, needs)
+            .await
+        {
+            // The single-table evaluator lacks one of the statement's
+            // expressions (`EXTRACT`, `->>`, `date_trunc`, ...): the query
+            // engine runs the query, or finds the write's rows and computes
+            // its values. A locking SELECT stays the fast path's.
+            Err(e) if e.beyond_fast_path => match &stmt {
+                Statement::Query(q) if q.locks.is_empty() => {
+                    Box::pin(self.plan_query(&stmt, sql, hints, own, source)).await
+                }
+                _ => match found::needs(&stmt, true)? {
+                    Some(needs) => {
+                        let planned =
+                            self.plan_one_table(&stmt, sql, hints, own, source, Some(needs));
+                        Box::pin(planned).await
+                    }
+                    None => Err(e),
+                },
+            },
+            planned => planned,
+        }
+    }
+
+    /// Plan a statement on one table (a write may take its rows from a
+    /// query, `needs`, planned first).
+    async fn plan_one_table(
+        &self,
+        stmt: &Statement,
+        sql: String,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+        source: &str,
+        needs: Option<found::Needs>,
+    ) -> SqlResult<Prepared> {
         let mut tables = HashMap::new();
-        let referenced = referenced_tables(&stmt)?;
+        let referenced = referenced_tables(stmt)?;
         let target = referenced.first().map(|(name, _)| name.clone());
         for (name, loc) in referenced {
             let def = self
@@ -484,18 +521,17 @@ impl Engine {
                 .await
                 .map_err(|e| e.at(loc))?;
             if def.sequence.is_some() {
-                return Err(sequence_as_table(&name, statement_kind(&stmt) == "select"));
+                return Err(sequence_as_table(&name, statement_kind(stmt) == "select"));
             }
             tables.insert(name, def);
         }
         // Find: a write that takes its rows from a query has it planned
         // first; its parameters' types are the statement's.
         let mut hints = hints.to_vec();
-        let row_query = match (found::needs(&stmt)?, target.and_then(|t| tables.get(&t))) {
+        let row_query = match (needs, target.and_then(|t| tables.get(&t))) {
             (Some(needs), Some(target)) => {
                 let (query, types) =
-                    Box::pin(self.plan_row_query(needs, &stmt, target, &hints, own, source))
-                        .await?;
+                    Box::pin(self.plan_row_query(needs, stmt, target, &hints, own, source)).await?;
                 hints.resize(hints.len().max(types.len()), None);
                 for (hint, ty) in hints.iter_mut().zip(types) {
                     hint.get_or_insert(ty);
@@ -509,8 +545,8 @@ impl Engine {
             params: Params::from_hints(&hints),
         };
         let planned = match row_query {
-            Some(query) => planner.plan_found(&stmt, query)?,
-            None => planner.plan(&stmt)?,
+            Some(query) => planner.plan_found(stmt, query)?,
+            None => planner.plan(stmt)?,
         };
         Ok(Prepared {
             sql,

@@ -634,7 +634,7 @@ fn date_style(values: &[String]) -> SqlResult<String> {
 }
 
 /// Spellings of UTC PostgreSQL's tz database accepts, as SHOW prints them.
-const UTC_NAMES: &[&str] = &[
+pub(crate) const UTC_NAMES: &[&str] = &[
     "UTC",
     "Etc/UTC",
     "GMT",

@@ -348,6 +348,7 @@ fn unsupported_expr(e: &ast::Expr) -> SqlError {
         format!("expression not supported: {e}"),
         "keyclaim evaluates column references, literals, parameters, comparisons, AND/OR/NOT, IN, = ANY / <> ALL (array), ARRAY[...], BETWEEN, LIKE/ILIKE, IS NULL, arithmetic, ||, CASE, casts and the functions now(), gen_random_uuid(), lower, upper, length, coalesce, abs",
     )
+    .beyond_fast_path()
 }
 
 impl Compiler<'_> {
@@ -879,7 +880,8 @@ impl Compiler<'_> {
                     sqlstate::UNDEFINED_FUNCTION,
                     format!("function {name}() does not exist"),
                 )
-                .with_hint("keyclaim supports now(), gen_random_uuid(), lower, upper, length, coalesce, abs, version(), current_schema(), current_database(), current_user, current_setting, set_config, pg_sleep"))
+                .with_hint("keyclaim supports now(), gen_random_uuid(), lower, upper, length, coalesce, abs, version(), current_schema(), current_database(), current_user, current_setting, set_config, pg_sleep")
+                .beyond_fast_path())
             }
             },
         };

@@ -500,6 +500,60 @@ pub(super) fn parse(s: &str, escapes: bool) -> SqlResult<Node> {
     Ok(node)
 }
 
+/// One step of a JSON path (`->`, `#>`): an object's key, or an array's
+/// index (negative: from the end).
+#[derive(Debug, Clone, PartialEq)]
+pub enum PathStep {
+    Key(String),
+    Index(i64),
+}
+
+/// What `doc -> step -> ...` (`#>`) finds in the JSON text `doc`: None when
+/// the path leads nowhere. `as_text`: as `->>` (`#>>`) gives it, a string
+/// without its quotes and a JSON null as None. The element is printed as
+/// jsonb prints it.
+pub fn get_path(doc: &str, path: &[PathStep], as_text: bool) -> SqlResult<Option<String>> {
+    let root = parse(doc, true)?;
+    Ok(walk(&root, path).and_then(|found| shown(found, as_text)))
+}
+
+/// The node `path` leads to from `at`.
+fn walk<'a>(at: &'a Node, path: &[PathStep]) -> Option<&'a Node> {
+    let Some((step, rest)) = path.split_first() else {
+        return Some(at);
+    };
+    let index = |items: &'a [Node], i: i64| {
+        let i = if i < 0 { items.len() as i64 + i } else { i };
+        usize::try_from(i).ok().and_then(|i| items.get(i))
+    };
+    let next = match (at, step) {
+        (Node::Obj(pairs), PathStep::Key(k)) => pairs
+            .iter()
+            .rev()
+            .find(|(name, _)| name == k)
+            .map(|(_, v)| v),
+        (Node::Arr(items), PathStep::Index(i)) => index(items, *i),
+        // A path element given as text is an array's index (`#> '{a,0}'`).
+        (Node::Arr(items), PathStep::Key(k)) => {
+            k.trim().parse::<i64>().ok().and_then(|i| index(items, i))
+        }
+        // jsonb keeps a scalar as an array of one: `-> 0` is the scalar.
+        (Node::Null | Node::Bool(_) | Node::Num(_) | Node::Str(_), PathStep::Index(0 | -1)) => {
+            Some(at)
+        }
+        _ => None,
+    };
+    walk(next?, rest)
+}
+
+fn shown(node: &Node, as_text: bool) -> Option<String> {
+    match (node, as_text) {
+        (Node::Null, true) => None,
+        (Node::Str(s), true) => Some(s.clone()),
+        _ => Some(to_text(node, false)),
+    }
+}
+
 /// jsonb's output function; `canonical` also strips trailing fraction
 /// zeros from numbers so that equal jsonb values print identically.
 pub(super) fn to_text(node: &Node, canonical: bool) -> String {

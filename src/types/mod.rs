@@ -43,6 +43,7 @@ mod test_util;
 mod text;
 
 pub use array::Array;
+pub use json::{get_path as json_path, PathStep as JsonStep};
 pub use key::{decode_key, encode_key, failing_row, key_detail};
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime, Utc};

@@ -33,9 +33,7 @@ KNOWN_FAILURES: dict[str, set[str]] = {
     "psycopg2": {
         "introspect constraints",
         "migrate shop zero",
-        "numeric scale",
         "iterator (server-side cursor)",
-        "dates: EXTRACT, __date",
         "Exists and Subquery annotations",
     },
 }

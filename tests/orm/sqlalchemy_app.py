@@ -63,12 +63,8 @@ from sqlalchemy.orm import (
 # Steps keyclaim does not pass yet (see tests/orm/README.md). Each runs only
 # with ORM_KNOWN_FAILURES=1.
 KNOWN_FAILURES: set[str] = {
-    "sum of numeric keeps its scale",
-    "jsonb ->> filter",
     "stream results (server-side cursor)",
     "correlated subquery with order by and limit",
-    "extract",
-    "date_trunc",
     "reflect unique constraints",
     "reflect indexes",
     "reflect pk and columns",

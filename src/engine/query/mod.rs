@@ -17,10 +17,13 @@
 
 mod aggregates;
 mod casts;
+mod dates;
 mod errors;
 mod from_functions;
+mod json;
 mod origins;
 mod provider;
+mod row_fn;
 mod rules;
 mod series;
 mod subqueries;
@@ -288,8 +291,14 @@ impl QueryEngine {
         }
         let series = datafusion::logical_expr::ScalarUDF::from(series::GenerateSeries::new());
         let _ = state.register_udf(Arc::new(series));
-        for cast in casts::functions() {
-            let _ = state.register_udf(Arc::new(cast));
+        // PostgreSQL's date/time field functions and JSON operators;
+        // `date_part` and `date_trunc` replace DataFusion's own.
+        let functions = casts::functions()
+            .into_iter()
+            .chain(dates::functions())
+            .chain(json::functions());
+        for function in functions {
+            let _ = state.register_udf(Arc::new(function));
         }
         QueryEngine { state }
     }

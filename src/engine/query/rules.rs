@@ -36,6 +36,9 @@
 //!   `regclass`, `regtype`, `oid`, `name` and `"char"`.
 //! - [`regclass_names`]: a regclass is an OID to compare, and its
 //!   relation's name where it is shown or cast to text.
+//! - [`postgres_operators`]: `EXTRACT`, `AT TIME ZONE` and the JSON
+//!   operators (`->`, `->>`, `#>`, `#>>`) are calls of `query::dates`' and
+//!   `query::json`'s functions, which answer as PostgreSQL does.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -63,6 +66,7 @@ pub(crate) fn client_name(field_name: &str) -> &str {
 pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     merged_outer_join_columns(q)?;
     name_outputs(q);
+    postgres_operators(q);
     any_literal_arrays(q);
     literal_array_casts(q)?;
     text_type_casts(q);
@@ -255,6 +259,65 @@ pub(crate) fn text_type_casts(q: &mut Query) {
         }
     }
     let _ = q.visit(&mut Casts);
+}
+
+/// `EXTRACT(unit FROM x)`, `x AT TIME ZONE zone` and `doc -> key` (and
+/// `->>`, `#>`, `#>>`) as calls of the functions that compute them as
+/// PostgreSQL does (`query::dates`, `query::json`). After `name_outputs`,
+/// which names them as PostgreSQL does (`extract`, `timezone`, `?column?`).
+pub(crate) fn postgres_operators(q: &mut Query) {
+    struct Operators;
+    impl VisitorMut for Operators {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            use super::json::Op;
+            let replaced = match e {
+                Expr::Extract { field, expr, .. } => {
+                    let unit = Expr::value(Value::SingleQuotedString(field.to_string()));
+                    call_with(
+                        super::dates::EXTRACT,
+                        vec![
+                            FunctionArgExpr::Expr(unit),
+                            FunctionArgExpr::Expr((**expr).clone()),
+                        ],
+                        Vec::new(),
+                    )
+                }
+                Expr::AtTimeZone {
+                    timestamp,
+                    time_zone,
+                } => call_with(
+                    "timezone",
+                    vec![
+                        FunctionArgExpr::Expr((**time_zone).clone()),
+                        FunctionArgExpr::Expr((**timestamp).clone()),
+                    ],
+                    Vec::new(),
+                ),
+                Expr::BinaryOp { left, op, right } => {
+                    let op = match op {
+                        BinaryOperator::Arrow => Op::Get,
+                        BinaryOperator::LongArrow => Op::GetText,
+                        BinaryOperator::HashArrow => Op::Path,
+                        BinaryOperator::HashLongArrow => Op::PathText,
+                        _ => return ControlFlow::Continue(()),
+                    };
+                    call_with(
+                        op.function(),
+                        vec![
+                            FunctionArgExpr::Expr((**left).clone()),
+                            FunctionArgExpr::Expr((**right).clone()),
+                        ],
+                        Vec::new(),
+                    )
+                }
+                _ => return ControlFlow::Continue(()),
+            };
+            *e = replaced;
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Operators);
 }
 
 /// The items of array literal `text` (`'{a,NULL,"b c"}'`) as untyped

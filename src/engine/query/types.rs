@@ -3,11 +3,13 @@
 //! Each column type has one Arrow type; the text family (varchar, char,
 //! uuid, json, jsonb) travels as Utf8 with the SQL type in the field's
 //! metadata, so a column passed through a join or a subquery comes back
-//! out under its own type. numeric travels as a 128-bit decimal of fixed
-//! scale ([`NUMERIC_SCALE`]): Arrow has no per-value scale, so a numeric
-//! computed by the engine prints without trailing fractional zeros; a
-//! `numeric(p, s)` column carries its typmod in the metadata too, and its
-//! values come out with their `s` digits.
+//! out under its own type. numeric travels as a 128-bit decimal: a
+//! `numeric(p, s)` column's at scale `s` (so that sums, minimums, products
+//! and the like come out at the scales PostgreSQL shows them, `sum` of a
+//! `numeric(10,2)` as `51.50`), with its typmod in the metadata too; an
+//! unconstrained numeric at a fixed scale ([`NUMERIC_SCALE`]): Arrow has no
+//! per-value scale, so such a value prints without trailing fractional
+//! zeros.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -48,7 +50,7 @@ pub(crate) fn arrow_type(ty: &SqlType) -> DataType {
         SqlType::Int8 => DataType::Int64,
         SqlType::Float4 => DataType::Float32,
         SqlType::Float8 => DataType::Float64,
-        SqlType::Numeric(_) => DataType::Decimal128(NUMERIC_PRECISION, NUMERIC_SCALE),
+        SqlType::Numeric(m) => DataType::Decimal128(NUMERIC_PRECISION, numeric_scale(m)),
         SqlType::Text
         | SqlType::Varchar(_)
         | SqlType::Char(_)
@@ -63,6 +65,14 @@ pub(crate) fn arrow_type(ty: &SqlType) -> DataType {
         SqlType::Void => DataType::Null,
         SqlType::Array(elem) => DataType::List(list_field(elem)),
     }
+}
+
+/// The scale a numeric of typmod `m` is kept at in the engine: its own
+/// scale, or [`NUMERIC_SCALE`] when it has none.
+fn numeric_scale(m: &Option<NumericMod>) -> i8 {
+    m.and_then(|m| i8::try_from(m.scale).ok())
+        .filter(|s| (0..=28).contains(s))
+        .unwrap_or(NUMERIC_SCALE)
 }
 
 /// The element field of an array of `elem`, tagged as a column of `elem`
@@ -208,11 +218,12 @@ pub(crate) fn column_array<'a>(
         SqlType::Int8 => build!(Int64Builder::with_capacity(n), Value::Int8(x) => *x),
         SqlType::Float4 => build!(Float32Builder::with_capacity(n), Value::Float4(x) => *x),
         SqlType::Float8 => build!(Float64Builder::with_capacity(n), Value::Float8(x) => *x),
-        SqlType::Numeric(_) => {
+        SqlType::Numeric(m) => {
+            let scale = numeric_scale(m);
             let b = Decimal128Builder::with_capacity(n)
-                .with_precision_and_scale(NUMERIC_PRECISION, NUMERIC_SCALE)
+                .with_precision_and_scale(NUMERIC_PRECISION, scale)
                 .map_err(|e| SqlError::internal(e.to_string()))?;
-            build!(b, Value::Numeric(d) => decimal_to_i128(d)?)
+            build!(b, Value::Numeric(d) => decimal_to_i128(d, scale)?)
         }
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => {
             build!(StringBuilder::with_capacity(n, n * 16), Value::Text(s) => s)
@@ -271,11 +282,11 @@ pub(crate) fn column_array<'a>(
     })
 }
 
-/// A numeric as the engine's fixed-scale 128-bit integer.
-fn decimal_to_i128(d: &Decimal) -> SqlResult<i128> {
+/// A numeric as the engine's 128-bit integer at `scale`.
+fn decimal_to_i128(d: &Decimal, scale: i8) -> SqlResult<i128> {
     let mut d = *d;
-    d.rescale(NUMERIC_SCALE as u32);
-    if d.scale() != NUMERIC_SCALE as u32 {
+    d.rescale(scale as u32);
+    if d.scale() != scale as u32 {
         return Err(out_of_range());
     }
     Ok(d.mantissa())
