@@ -150,6 +150,16 @@ pub static GUCS: &[Guc] = &[
         description: "Sets the display format for date and time values.",
     },
     Guc {
+        name: "default_table_access_method",
+        default: "heap",
+        kind: Kind::Choice {
+            all: &["heap"],
+            supported: &["heap"],
+        },
+        report: false,
+        description: "Sets the default table access method for new tables.",
+    },
+    Guc {
         name: "default_transaction_isolation",
         default: "read committed",
         kind: ISOLATION,

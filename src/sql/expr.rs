@@ -1724,13 +1724,19 @@ enum LikeToken {
 /// exponentially. A pattern that ends in a lone backslash is PostgreSQL's
 /// 22025 once the match gets that far.
 pub fn like(s: &str, pattern: &str) -> SqlResult<bool> {
+    like_escaped(s, pattern, Some('\\'))
+}
+
+/// [`like`] with `escape` as the escape character (`LIKE ... ESCAPE`; None:
+/// `ESCAPE ''`, no escape character).
+pub fn like_escaped(s: &str, pattern: &str, escape: Option<char>) -> SqlResult<bool> {
     let mut p = Vec::with_capacity(pattern.len());
     let mut chars = pattern.chars();
     while let Some(c) = chars.next() {
         p.push(match c {
+            c if Some(c) == escape => chars.next().map_or(LikeToken::BadEscape, LikeToken::Char),
             '%' => LikeToken::Any,
             '_' => LikeToken::One,
-            '\\' => chars.next().map_or(LikeToken::BadEscape, LikeToken::Char),
             c => LikeToken::Char(c),
         });
     }

@@ -65,11 +65,8 @@ from sqlalchemy.orm import (
 KNOWN_FAILURES: set[str] = {
     "stream results (server-side cursor)",
     "correlated subquery with order by and limit",
-    "reflect unique constraints",
     "reflect indexes",
     "reflect pk and columns",
-    "reflect schema names",
-    "reflect table options",
     "autoload table",
 }
 

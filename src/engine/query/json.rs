@@ -6,6 +6,10 @@
 //! `->` and `#>` give a value of their operand's type, `->>` and `#>>`
 //! text. An element of a json (not jsonb) value prints as jsonb prints
 //! it, where PostgreSQL gives json's original text.
+//!
+//! And `json_build_object` / `json_build_array` (SQLAlchemy's column
+//! reflection builds its identity options with one), printed as
+//! PostgreSQL prints them (`{"a" : 1, "b" : "x"}`).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -61,15 +65,21 @@ impl Op {
 
 /// The functions, to register with the engine.
 pub(crate) fn functions() -> Vec<ScalarUDF> {
-    [Op::Get, Op::GetText, Op::Path, Op::PathText]
+    let operators = [Op::Get, Op::GetText, Op::Path, Op::PathText]
         .into_iter()
         .map(|op| {
             ScalarUDF::from(JsonOp {
                 op,
                 signature: Signature::user_defined(Volatility::Immutable),
             })
+        });
+    let builders = [true, false].into_iter().map(|object| {
+        ScalarUDF::from(Build {
+            object,
+            signature: Signature::variadic_any(Volatility::Stable),
         })
-        .collect()
+    });
+    operators.chain(builders).collect()
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -226,6 +236,136 @@ impl ScalarUDFImpl for JsonOp {
             };
             let found = json_path(doc, &path, op.as_text()).map_err(sql_err)?;
             Ok(ScalarValue::Utf8(found))
+        })
+    }
+}
+
+/// `json_build_object(k, v, ...)` (`object`) or `json_build_array(v, ...)`.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Build {
+    object: bool,
+    signature: Signature,
+}
+
+/// A value as PostgreSQL's `to_json` writes it; `field` tells json from text.
+fn to_json(v: &ScalarValue, field: &Field) -> Result<String, SqlError> {
+    if v.is_null() {
+        return Ok("null".into());
+    }
+    let tagged = field.metadata().get(SQL_TYPE).map(String::as_str);
+    if matches!(tagged, Some("json" | "jsonb")) {
+        if let Some(text) = text_of(v) {
+            return Ok(text.to_owned());
+        }
+    }
+    let ty = super::types::sql_type(field)?;
+    let value = super::types::from_scalar(v.clone(), &ty)?;
+    Ok(match value {
+        Value::Bool(b) => b.to_string(),
+        Value::Int2(_) | Value::Int4(_) | Value::Int8(_) | Value::Numeric(_) => {
+            value.to_text().unwrap_or_default()
+        }
+        Value::Float4(_) | Value::Float8(_) => {
+            let text = value.to_text().unwrap_or_default();
+            if text.parse::<f64>().is_ok_and(f64::is_finite) {
+                text
+            } else {
+                json_string(&text)
+            }
+        }
+        Value::Array(a) => {
+            let elem = Field::new("", super::types::arrow_type(&a.elem), true);
+            let items = a
+                .items
+                .iter()
+                .map(|item| {
+                    let scalar = super::types::to_scalar(item, &a.elem)?;
+                    to_json(&scalar, &elem)
+                })
+                .collect::<Result<Vec<_>, SqlError>>()?;
+            format!("[{}]", items.join(","))
+        }
+        // ISO 8601, as PostgreSQL's JSON writes a date/time.
+        Value::Timestamp(_) | Value::TimestampTz(_) => {
+            let text = value.to_text().unwrap_or_default().replacen(' ', "T", 1);
+            let text = match text.strip_suffix("+00") {
+                Some(t) if matches!(value, Value::TimestampTz(_)) => format!("{t}+00:00"),
+                _ => text,
+            };
+            json_string(&text)
+        }
+        other => json_string(&other.to_text().unwrap_or_default()),
+    })
+}
+
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_else(|_| "\"\"".into())
+}
+
+impl ScalarUDFImpl for Build {
+    fn name(&self) -> &str {
+        if self.object {
+            "json_build_object"
+        } else {
+            "json_build_array"
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        if self.object && args.arg_fields.len() % 2 == 1 {
+            return Err(sql_err(
+                SqlError::new(
+                    sqlstate::INVALID_PARAMETER_VALUE,
+                    "argument list must have even number of elements",
+                )
+                .with_hint("The arguments of json_build_object() must consist of alternating keys and values."),
+            ));
+        }
+        let field = Field::new(self.name(), DataType::Utf8, false);
+        Ok(Arc::new(field.with_metadata(HashMap::from([(
+            SQL_TYPE.to_owned(),
+            "json".to_owned(),
+        )]))))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let object = self.object;
+        let fields = args.arg_fields.clone();
+        map_rows(&args.args, args.number_rows, &DataType::Utf8, |row| {
+            let mut items = Vec::with_capacity(row.len());
+            for (i, (v, field)) in row.iter().zip(&fields).enumerate() {
+                let key = object && i % 2 == 0;
+                if key && v.is_null() {
+                    return Err(sql_err(SqlError::new(
+                        "22004",
+                        "null value not allowed for object key",
+                    )));
+                }
+                let text = if key {
+                    json_string(&v.to_string())
+                } else {
+                    to_json(v, field).map_err(sql_err)?
+                };
+                items.push(text);
+            }
+            let text = if object {
+                let pairs: Vec<String> = items
+                    .chunks(2)
+                    .map(|kv| format!("{} : {}", kv[0], kv.get(1).map_or("null", String::as_str)))
+                    .collect();
+                format!("{{{}}}", pairs.join(", "))
+            } else {
+                format!("[{}]", items.join(", "))
+            };
+            Ok(ScalarValue::Utf8(Some(text)))
         })
     }
 }

@@ -21,6 +21,7 @@ mod dates;
 mod errors;
 mod from_functions;
 mod json;
+mod like;
 mod origins;
 mod provider;
 mod row_fn;
@@ -296,7 +297,8 @@ impl QueryEngine {
         let functions = casts::functions()
             .into_iter()
             .chain(dates::functions())
-            .chain(json::functions());
+            .chain(json::functions())
+            .chain(like::functions());
         for function in functions {
             let _ = state.register_udf(Arc::new(function));
         }

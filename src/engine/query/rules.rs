@@ -36,9 +36,10 @@
 //!   `regclass`, `regtype`, `oid`, `name` and `"char"`.
 //! - [`regclass_names`]: a regclass is an OID to compare, and its
 //!   relation's name where it is shown or cast to text.
-//! - [`postgres_operators`]: `EXTRACT`, `AT TIME ZONE` and the JSON
-//!   operators (`->`, `->>`, `#>`, `#>>`) are calls of `query::dates`' and
-//!   `query::json`'s functions, which answer as PostgreSQL does.
+//! - [`postgres_operators`]: `EXTRACT`, `AT TIME ZONE`, the JSON
+//!   operators (`->`, `->>`, `#>`, `#>>`) and `LIKE ... ESCAPE` are calls
+//!   of `query::dates`', `query::json`'s and `query::like`'s functions,
+//!   which answer as PostgreSQL does.
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
@@ -271,6 +272,7 @@ pub(crate) fn postgres_operators(q: &mut Query) {
         type Break = ();
         fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
             use super::json::Op;
+            let insensitive = matches!(e, Expr::ILike { .. });
             let replaced = match e {
                 Expr::Extract { field, expr, .. } => {
                     let unit = Expr::value(Value::SingleQuotedString(field.to_string()));
@@ -294,6 +296,59 @@ pub(crate) fn postgres_operators(q: &mut Query) {
                     ],
                     Vec::new(),
                 ),
+                // DataFusion knows only the backslash as LIKE's escape.
+                Expr::Like {
+                    negated,
+                    any: false,
+                    expr,
+                    pattern,
+                    escape_char: Some(escape),
+                }
+                | Expr::ILike {
+                    negated,
+                    any: false,
+                    expr,
+                    pattern,
+                    escape_char: Some(escape),
+                } if escape.value != Value::SingleQuotedString("\\".into()) => {
+                    let called = call_with(
+                        super::like::function(insensitive),
+                        vec![
+                            FunctionArgExpr::Expr((**expr).clone()),
+                            FunctionArgExpr::Expr((**pattern).clone()),
+                            FunctionArgExpr::Expr(Expr::value(escape.value.clone())),
+                        ],
+                        Vec::new(),
+                    );
+                    if *negated {
+                        Expr::UnaryOp {
+                            op: datafusion::sql::sqlparser::ast::UnaryOperator::Not,
+                            expr: Box::new(Expr::Nested(Box::new(called))),
+                        }
+                    } else {
+                        called
+                    }
+                }
+                // `generate_subscripts(a, 1)` in a select list, beside an
+                // `unnest(a)` (SQLAlchemy's key reflection): the subscripts
+                // 1..n, unnested in step with it.
+                Expr::Function(f) if is_generate_subscripts(f) => {
+                    let FunctionArguments::List(list) = &f.args else {
+                        return ControlFlow::Continue(());
+                    };
+                    let [FunctionArg::Unnamed(FunctionArgExpr::Expr(array)), FunctionArg::Unnamed(FunctionArgExpr::Expr(dim))] =
+                        list.args.as_slice()
+                    else {
+                        return ControlFlow::Continue(());
+                    };
+                    let sql = format!(
+                        "unnest(range(1, CAST(array_length({array}, {dim}) AS BIGINT) + 1))"
+                    );
+                    match parse_expr(&sql) {
+                        Some(e) => e,
+                        None => return ControlFlow::Continue(()),
+                    }
+                }
                 Expr::BinaryOp { left, op, right } => {
                     let op = match op {
                         BinaryOperator::Arrow => Op::Get,
@@ -318,6 +373,21 @@ pub(crate) fn postgres_operators(q: &mut Query) {
         }
     }
     let _ = q.visit(&mut Operators);
+}
+
+fn is_generate_subscripts(f: &Function) -> bool {
+    matches!(name_parts(&f.name).as_slice(), [n] if n == "generate_subscripts")
+        || matches!(name_parts(&f.name).as_slice(), [s, n] if s == "pg_catalog" && n == "generate_subscripts")
+}
+
+/// An expression of DataFusion's dialect, from its text.
+fn parse_expr(sql: &str) -> Option<Expr> {
+    use datafusion::sql::sqlparser::{dialect::PostgreSqlDialect, parser::Parser};
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(sql)
+        .ok()?
+        .parse_expr()
+        .ok()
 }
 
 /// The items of array literal `text` (`'{a,NULL,"b c"}'`) as untyped

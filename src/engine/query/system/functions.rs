@@ -131,6 +131,23 @@ fn database(s: &Snapshot, _: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
     Ok(text(Some(s.database.clone())))
 }
 
+/// `current_setting(name [, missing_ok])`: the session's value, as SHOW
+/// prints it; PostgreSQL's 42704 for an unknown name unless `missing_ok`.
+fn setting(s: &Snapshot, args: &[ScalarValue]) -> Result<ScalarValue, SqlError> {
+    let Some(name) = text_arg(args.first()) else {
+        return Ok(text(None));
+    };
+    let found = s
+        .settings
+        .iter()
+        .find(|(guc, _)| guc.name.eq_ignore_ascii_case(&name));
+    match found {
+        Some((_, value)) => Ok(text(Some(value.clone()))),
+        None if bool_arg(args.get(1)) => Ok(text(None)),
+        None => Err(crate::session::settings::unrecognized(&name)),
+    }
+}
+
 const OID: &[&[Arg]] = &[&[Arg::Oid]];
 const NONE: &[&[Arg]] = &[&[]];
 /// An object's definition, `pretty` or not (`pg_get_constraintdef`).
@@ -155,6 +172,12 @@ const SPECS: &[Spec] = &[
     },
     Spec {
         name: "pg_type_is_visible",
+        takes: OID,
+        gives: Ret::Bool,
+        body: truth,
+    },
+    Spec {
+        name: "pg_collation_is_visible",
         takes: OID,
         gives: Ret::Bool,
         body: truth,
@@ -343,6 +366,12 @@ const SPECS: &[Spec] = &[
         takes: PRIVILEGE,
         gives: Ret::Bool,
         body: truth,
+    },
+    Spec {
+        name: "current_setting",
+        takes: &[&[Arg::Text], &[Arg::Text, Arg::Bool]],
+        gives: Ret::Text,
+        body: setting,
     },
     Spec {
         name: "current_user",

@@ -249,6 +249,21 @@ const PG_AM: Def = Def {
     ],
 };
 
+const PG_OPCLASS: Def = Def {
+    name: "pg_opclass",
+    columns: &[
+        ("oid", Oid),
+        ("opcmethod", Oid),
+        ("opcname", Text),
+        ("opcnamespace", Oid),
+        ("opcowner", Oid),
+        ("opcfamily", Oid),
+        ("opcintype", Oid),
+        ("opcdefault", Bool),
+        ("opckeytype", Oid),
+    ],
+};
+
 const PG_DATABASE: Def = Def {
     name: "pg_database",
     columns: &[
@@ -652,6 +667,7 @@ pub(super) const RELATIONS: &[(&Def, u32)] = &[
     (&PG_LOCKS, 12_090),
     (&PG_MATVIEWS, 12_045),
     (&PG_NAMESPACE, 2615),
+    (&PG_OPCLASS, 2616),
     (&PG_POLICY, 3256),
     (&PG_PROC, 1255),
     (&PG_PUBLICATION, 6104),
@@ -689,7 +705,8 @@ pub(super) fn is_view(name: &str) -> bool {
 }
 
 /// The relations that are empty in keyclaim, whatever its catalog holds:
-/// it has no inheritance, triggers, enums, ranges, extensions,
+/// it has no inheritance, triggers, enums, ranges, extensions, operator
+/// classes it names (`pg_index.indclass` is 0),
 /// collations of its own, row security, extended statistics,
 /// publications, rules, views or role memberships.
 pub(super) const EMPTY: &[&str] = &[
@@ -699,6 +716,7 @@ pub(super) const EMPTY: &[&str] = &[
     "pg_extension",
     "pg_inherits",
     "pg_matviews",
+    "pg_opclass",
     "pg_policy",
     "pg_proc",
     "pg_publication",

@@ -1,0 +1,18 @@
+CREATE TABLE authors (id serial PRIMARY KEY, email varchar(200) UNIQUE, name varchar(100));
+CREATE TABLE books (id serial PRIMARY KEY, author_id integer REFERENCES authors (id), title text, UNIQUE (author_id, title));
+SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname NOT LIKE 'pg/_' || '%' ESCAPE '/' ORDER BY nspname;
+SELECT nspname FROM pg_catalog.pg_namespace WHERE nspname LIKE 'pg!_c%' ESCAPE '!' ORDER BY nspname;
+SELECT 'a%b' LIKE 'a#%b' ESCAPE '#', 'axb' LIKE 'a#%b' ESCAPE '#', 'A_B' ILIKE 'a$_b' ESCAPE '$', 'abc' LIKE 'a%' ESCAPE '';
+SELECT title FROM books WHERE title LIKE '10#%%' ESCAPE '#';
+SELECT 'abc' LIKE 'a%' ESCAPE 'xy';
+SELECT current_setting('default_table_access_method'), current_setting('search_path'), current_setting('nope', true) IS NULL FROM pg_catalog.pg_class WHERE relname = 'books';
+SELECT current_setting('nope') FROM pg_catalog.pg_class WHERE relname = 'books';
+SELECT c.relname, CASE WHEN (am.amname IS NOT NULL AND am.amname != current_setting('default_table_access_method')) THEN am.amname ELSE NULL END AS access_method_name FROM pg_catalog.pg_class c LEFT OUTER JOIN pg_catalog.pg_am am ON c.relam = am.oid WHERE c.relname IN ('authors', 'books') ORDER BY 1;
+SELECT attr.conname, array_agg(CAST(attr.attname AS TEXT) ORDER BY attr.ord) AS cols FROM (SELECT con.conname AS conname, con.ord AS ord, a.attname AS attname FROM pg_catalog.pg_attribute a JOIN (SELECT c.conrelid AS conrelid, c.conname AS conname, unnest(i.indkey) AS attnum, generate_subscripts(i.indkey, 1) AS ord FROM pg_catalog.pg_constraint c JOIN pg_catalog.pg_index i ON c.conindid = i.indexrelid WHERE c.contype IN ('u', 'p') AND c.conrelid IN ('authors'::regclass, 'books'::regclass)) AS con ON a.attnum = con.attnum AND a.attrelid = con.conrelid) AS attr GROUP BY attr.conname ORDER BY attr.conname;
+SELECT pg_catalog.pg_opclass.opcname FROM pg_catalog.pg_opclass WHERE NOT pg_catalog.pg_opclass.opcdefault AND opcname = 'no such opclass';
+SELECT json_build_object('always', true, 'start', 1, 'name', relname, 'none', NULL, 'n', 1.50) FROM pg_catalog.pg_class WHERE relname = 'books';
+SELECT json_build_array(1, 'a', NULL, false) FROM pg_catalog.pg_class WHERE relname = 'books';
+SELECT json_build_object('a') FROM pg_catalog.pg_class WHERE relname = 'books';
+SELECT a.attname, (SELECT json_build_object('name', c.collname) FROM pg_catalog.pg_collation c WHERE c.oid = a.attcollation AND pg_catalog.pg_collation_is_visible(c.oid) AND c.collname <> 'default') AS collation FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'books'::regclass AND a.attnum > 0 ORDER BY a.attnum;
+DROP TABLE books;
+DROP TABLE authors;
