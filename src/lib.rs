@@ -15,7 +15,8 @@
 //! - [`session`]: one connection's settings and transaction block; session
 //!   statements (SET, SHOW, BEGIN, COMMIT, SAVEPOINT, DISCARD, DEALLOCATE)
 //!   as typed plans in `session::utility`; the advisory locks it holds,
-//!   with PostgreSQL's counts, in `session::advisory`.
+//!   with PostgreSQL's counts, in `session::advisory`; its SQL cursors
+//!   and their row streams in `session::cursors`.
 //! - [`txn`]: the transaction context every statement runs in (implicit or
 //!   the explicit block), admitted in one place (25P02), with its lock
 //!   deadline from the session's lock_timeout; the open transaction's log
@@ -31,6 +32,8 @@
 //!   `engine::alter` runs ALTER TABLE as changes of a definition, its
 //!   column forms (ADD, DROP, RENAME, SET DATA TYPE) in `engine::columns`;
 //!   `engine::truncate` empties tables by pointing them at fresh storage;
+//!   `engine::cursor` plans DECLARE's query as any SELECT and runs
+//!   DECLARE and FETCH;
 //!   `engine::sweep` removes storage no catalog entry names (left by an
 //!   unknown outcome or a dead proxy), after later DDL;
 //!   `engine::found` plans and runs the query a write takes its rows from

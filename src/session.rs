@@ -6,6 +6,7 @@
 //! the engine undoes the block's writes and DDL (`engine::txn`).
 
 pub mod advisory;
+pub mod cursors;
 pub mod settings;
 pub mod utility;
 
@@ -50,6 +51,8 @@ pub struct Session {
     pub sequences: SequenceValues,
     /// SET CONSTRAINTS in the open block.
     pub constraints: crate::txn::ConstraintModes,
+    /// The SQL cursors it has declared.
+    pub cursors: cursors::Cursors,
 }
 
 /// The session's sequence values: the last value nextval (or setval with
@@ -265,6 +268,7 @@ impl Session {
             undo: Vec::new(),
             sequences: self.sequences.clone(),
             constraints: self.constraints.clone(),
+            cursors: Default::default(),
         }
     }
 

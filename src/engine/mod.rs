@@ -13,6 +13,7 @@ mod alter;
 mod columns;
 mod count_limits;
 mod ctx;
+pub(crate) mod cursor;
 mod ddl;
 mod env;
 mod foreign_keys;
@@ -464,6 +465,9 @@ impl Engine {
                 return Box::pin(self.plan_query(&stmt, sql, hints, own, source)).await;
             }
         }
+        if let Some(cursor) = cursor::parse(&stmt) {
+            return Box::pin(self.plan_cursor(cursor?, sql, hints, own, source)).await;
+        }
         if let Some(utility) = Utility::plan(&stmt) {
             let utility = utility?;
             return Ok(Prepared {
@@ -705,6 +709,9 @@ impl Engine {
             // future (moved and polled for every message) stays small.
             return Box::pin(self.transaction_statement(session, utility)).await;
         }
+        if let Plan::Cursor(cursor) = prepared.plan.as_ref() {
+            return Box::pin(self.cursor_statement(session, cursor, params, stop)).await;
+        }
         // Re-plan if DDL changed a table since this statement was prepared
         // (or the tables look different from inside this block).
         let own = session.open.as_ref().map(|o| o.id);
@@ -904,7 +911,7 @@ impl Engine {
         let ddl = || self.ddl(cx.open.as_ref(), Some(cx.txn.lock_deadline), cx.txn.born_ms);
         let columns = Arc::new(prepared.columns.clone());
         let executed = match prepared.plan.as_ref() {
-            Plan::Utility(_) => unreachable!("handled above"),
+            Plan::Utility(_) | Plan::Cursor(_) => unreachable!("handled above"),
             Plan::Select(s) if !s.advisory.is_empty() => {
                 Box::pin(self.advisory_select(session, s, cx, columns)).await?
             }

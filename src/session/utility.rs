@@ -50,9 +50,9 @@ pub enum Utility {
     /// DEALLOCATE name, or DEALLOCATE ALL (None): the wire layer owns the
     /// client's prepared statements and carries it out.
     Deallocate(Option<String>),
-    /// CLOSE name, or CLOSE ALL (None). keyclaim has no SQL cursors
-    /// (DECLARE is refused), so there is never one to close; but drivers
-    /// reset a pooled connection with CLOSE ALL (asyncpg on every release).
+    /// CLOSE name, or CLOSE ALL (None): of the session's cursors
+    /// (`session::cursors`; drivers reset a pooled connection with CLOSE
+    /// ALL, asyncpg on every release).
     Close(Option<String>),
     /// UNLISTEN channel or `*`: keyclaim refuses LISTEN, so the session
     /// listens on nothing and there is nothing to stop (asyncpg's pool
@@ -204,11 +204,14 @@ pub fn execute(session: &mut Session, utility: &Utility) -> SqlResult<Executed> 
         Utility::Release(name) => session.release(name),
         Utility::Discard(what) => session.discard(what),
         Utility::Deallocate(name) => Ok(Executed::new(Outcome::Deallocate { name: name.clone() })),
-        Utility::Close(None) => Ok(command("CLOSE CURSOR ALL")),
-        Utility::Close(Some(name)) => Err(SqlError::new(
-            "34000",
-            format!("cursor \"{name}\" does not exist"),
-        )),
+        Utility::Close(name) => {
+            session.cursors.close(name.as_deref())?;
+            Ok(command(if name.is_some() {
+                "CLOSE CURSOR"
+            } else {
+                "CLOSE CURSOR ALL"
+            }))
+        }
         Utility::Unlisten => Ok(command("UNLISTEN")),
         Utility::Maintenance { tag, .. } => Ok(command(tag)),
         Utility::CreateExtension => Ok(command("CREATE EXTENSION")),
@@ -682,6 +685,7 @@ impl Session {
         self.constraints = Default::default();
         self.undo.clear();
         self.txn = Block::Idle;
+        self.cursors.end_block();
         // The engine has decided the transaction by now.
         self.open = None;
         characteristics
@@ -793,6 +797,8 @@ impl Session {
                 ));
             }
             self.reset_all();
+            // DISCARD ALL includes CLOSE ALL.
+            let _ = self.cursors.close(None);
         }
         // DISCARD ALL includes DISCARD SEQUENCES: currval and lastval forget.
         if matches!(what, DiscardObject::ALL | DiscardObject::SEQUENCES) {

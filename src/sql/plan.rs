@@ -39,6 +39,8 @@ pub enum Plan {
         if_exists: bool,
     },
     Select(SelectPlan),
+    /// DECLARE or FETCH (`engine::cursor`).
+    Cursor(crate::engine::cursor::CursorPlan),
     /// A read the query engine plans and runs (`engine::query`).
     Query(crate::engine::query::QueryPlan),
     Insert(InsertPlan),
@@ -227,7 +229,7 @@ impl Plan {
     pub fn kind(&self) -> &'static str {
         match self {
             Plan::Utility(_) => "session",
-            Plan::Select(_) | Plan::Query(_) => "select",
+            Plan::Select(_) | Plan::Query(_) | Plan::Cursor(_) => "select",
             Plan::Insert(_) => "insert",
             Plan::Update(_) => "update",
             Plan::Delete(_) => "delete",
@@ -318,6 +320,7 @@ impl Plan {
                 Some(LockStrength::KeyShare) => "SELECT FOR KEY SHARE",
             },
             Plan::Query(_) => "SELECT",
+            Plan::Cursor(c) => c.command_word(),
             Plan::Insert(_) => "INSERT",
             Plan::Update(_) => "UPDATE",
             Plan::Delete(_) => "DELETE",
@@ -345,6 +348,9 @@ impl Plan {
         match self {
             Plan::Select(s) => s.source.iter().map(|s| &s.table).collect(),
             Plan::Query(q) => q.tables.iter().collect(),
+            Plan::Cursor(crate::engine::cursor::CursorPlan::Declare { query, .. }) => {
+                query.plan.tables()
+            }
             Plan::Insert(i) => {
                 let mut tables = vec![&i.table];
                 if let InsertRows::Query { query, .. } = &i.rows {

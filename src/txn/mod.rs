@@ -267,19 +267,34 @@ impl ConstraintModes {
     }
 }
 
-/// Which transaction a connection plans its statements as (its open
-/// block's, once it has one, so that it sees its own DDL). Shared with the
-/// Parse handler, which plans without the session.
+/// What the Parse and Describe handlers, which run without the session,
+/// see of it: which transaction a connection plans its statements as (its
+/// open block's, once it has one, so that it sees its own DDL), and the
+/// result columns of its open cursors (to describe a FETCH, or a portal
+/// named after a cursor).
 #[derive(Debug, Clone, Default)]
-pub struct PlanView(Arc<parking_lot::Mutex<Option<TxnId>>>);
+pub struct PlanView {
+    own: Arc<parking_lot::Mutex<Option<TxnId>>>,
+    cursors: crate::session::cursors::CursorShapes,
+}
 
 impl PlanView {
     pub fn get(&self) -> Option<TxnId> {
-        *self.0.lock()
+        *self.own.lock()
     }
 
     pub fn set(&self, own: Option<TxnId>) {
-        *self.0.lock() = own;
+        *self.own.lock() = own;
+    }
+
+    /// The cursors' result columns, which the session keeps up to date.
+    pub fn cursors(&self) -> crate::session::cursors::CursorShapes {
+        self.cursors.clone()
+    }
+
+    /// The result columns of open cursor `name`.
+    pub fn cursor_columns(&self, name: &str) -> Option<Arc<Vec<crate::engine::Column>>> {
+        self.cursors.lock().get(name).cloned()
     }
 }
 

@@ -27,8 +27,10 @@ use super::interrupt::Interrupt;
 use super::statement::{completion, Ran};
 use super::utf8::InvalidText;
 use super::{encode, Connection};
+use crate::engine::cursor::CursorPlan;
 use crate::engine::{Engine, Prepared};
 use crate::error::{sqlstate, SqlError};
+use crate::sql::plan::Plan;
 use crate::txn::PlanView;
 use crate::types::SqlType;
 
@@ -78,6 +80,14 @@ impl QueryParser for Parser {
                 "cannot insert multiple commands into a prepared statement",
             )));
         }
+        // A FETCH returns its cursor's columns, which the session knows.
+        if let Some(stmt) = statements.first_mut() {
+            if let Plan::Cursor(CursorPlan::Fetch { name, .. }) = stmt.plan.as_ref() {
+                if let Some(columns) = self.view.cursor_columns(name) {
+                    stmt.columns = columns.as_ref().clone();
+                }
+            }
+        }
         // None (a comment, say) is an empty statement, as in PostgreSQL.
         Ok(statements.pop())
     }
@@ -117,6 +127,24 @@ impl ExtendedQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        // A cursor is a portal too, by its name (psycopg describes a
+        // named cursor so after DECLARE); its rows come as text.
+        if message.target_type != TARGET_TYPE_BYTE_STATEMENT {
+            let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+            let portal = client.portal_store().get_portal(name);
+            if let (None, Some(columns)) = (portal, self.view.cursor_columns(name)) {
+                let formats = encode::result_formats(&Format::UnifiedText, columns.len())?;
+                let fields = encode::fields(&columns, &formats);
+                return client
+                    .feed(PgWireBackendMessage::RowDescription(
+                        pgwire::messages::data::RowDescription::new(
+                            fields.iter().map(Into::into).collect(),
+                        ),
+                    ))
+                    .await
+                    .map_err(Into::into);
+            }
+        }
         if message.target_type == TARGET_TYPE_BYTE_STATEMENT {
             let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
             if let Some(Entry::Value(stmt)) = client.portal_store().get_statement(name) {

@@ -90,7 +90,8 @@ impl Connection {
         // PostgreSQL's default database is the user's name.
         let database = metadata.get(METADATA_DATABASE).unwrap_or(user);
         tracing::Span::current().record("user", user.as_str());
-        let session = Session::new(user, database, metadata);
+        let mut session = Session::new(user, database, metadata);
+        session.cursors = crate::session::cursors::Cursors::sharing(self.view.cursors());
         let reported = session.reported();
         *self.reported.lock() = reported.iter().cloned().collect();
         client.session_extensions().insert(Reported(

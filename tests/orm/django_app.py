@@ -33,7 +33,6 @@ KNOWN_FAILURES: dict[str, set[str]] = {
     "psycopg2": {
         "introspect constraints",
         "migrate shop zero",
-        "iterator (server-side cursor)",
         "Exists and Subquery annotations",
     },
 }

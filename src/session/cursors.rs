@@ -1,0 +1,129 @@
+//! The SQL cursors a session has declared (`DECLARE name CURSOR FOR
+//! query`), what Django's `QuerySet.iterator()`, SQLAlchemy's
+//! `yield_per` and psycopg's named cursors use to read a large result a
+//! batch at a time.
+//!
+//! A cursor keeps its query's row stream, which reads the store page by
+//! page as FETCH asks for rows: memory stays bounded whatever the result's
+//! size. A cursor declared `WITHOUT HOLD` (the default, only inside a
+//! block) ends with its block; one `WITH HOLD` (outside a block) lasts
+//! until CLOSE or the session's end, reading as of the snapshot its
+//! DECLARE took. The cursors' result columns are shared with the Parse
+//! handler (`shapes`), which describes a `FETCH` and a portal named after
+//! a cursor without the session.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use futures::StreamExt;
+
+use crate::engine::{Column, RowStream};
+use crate::error::{SqlError, SqlResult};
+
+/// The result columns of each open cursor, by name.
+pub type CursorShapes = Arc<parking_lot::Mutex<HashMap<String, Arc<Vec<Column>>>>>;
+
+/// The session's open cursors.
+#[derive(Clone, Default)]
+pub struct Cursors {
+    open: HashMap<String, Cursor>,
+    shapes: CursorShapes,
+}
+
+#[derive(Clone)]
+struct Cursor {
+    columns: Arc<Vec<Column>>,
+    /// Locked by one FETCH at a time, for as long as its rows stream.
+    rows: Arc<tokio::sync::Mutex<RowStream>>,
+    hold: bool,
+}
+
+impl std::fmt::Debug for Cursors {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.open.keys()).finish()
+    }
+}
+
+fn missing(name: &str) -> SqlError {
+    SqlError::new("34000", format!("cursor \"{name}\" does not exist"))
+}
+
+impl Cursors {
+    /// No cursors yet; their result columns are kept in `shapes`, which the
+    /// Parse handler reads (`txn::PlanView`).
+    pub fn sharing(shapes: CursorShapes) -> Cursors {
+        shapes.lock().clear();
+        Cursors {
+            open: HashMap::new(),
+            shapes,
+        }
+    }
+
+    /// Open cursor `name` over `rows`.
+    pub fn declare(
+        &mut self,
+        name: &str,
+        columns: Arc<Vec<Column>>,
+        rows: RowStream,
+        hold: bool,
+    ) -> SqlResult<()> {
+        if self.open.contains_key(name) {
+            return Err(SqlError::new(
+                "42P03",
+                format!("cursor \"{name}\" already exists"),
+            ));
+        }
+        self.shapes.lock().insert(name.to_owned(), columns.clone());
+        let rows = Arc::new(tokio::sync::Mutex::new(rows));
+        self.open.insert(
+            name.to_owned(),
+            Cursor {
+                columns,
+                rows,
+                hold,
+            },
+        );
+        Ok(())
+    }
+
+    /// The next `count` rows of cursor `name` (all that are left: None),
+    /// as they come from its query.
+    pub fn fetch(
+        &self,
+        name: &str,
+        count: Option<u64>,
+    ) -> SqlResult<(Arc<Vec<Column>>, RowStream)> {
+        let cursor = self.open.get(name).ok_or_else(|| missing(name))?;
+        let rows =
+            futures::stream::unfold((cursor.rows.clone(), count), |(rows, left)| async move {
+                if left == Some(0) {
+                    return None;
+                }
+                let next = rows.lock().await.next().await?;
+                Some((next, (rows, left.map(|n| n - 1))))
+            });
+        Ok((cursor.columns.clone(), Box::pin(rows)))
+    }
+
+    /// CLOSE `name`, or every cursor (None: CLOSE ALL).
+    pub fn close(&mut self, name: Option<&str>) -> SqlResult<()> {
+        match name {
+            Some(name) => {
+                self.open.remove(name).ok_or_else(|| missing(name))?;
+                self.shapes.lock().remove(name);
+            }
+            None => {
+                self.open.clear();
+                self.shapes.lock().clear();
+            }
+        }
+        Ok(())
+    }
+
+    /// The block ended: its cursors without HOLD close with it.
+    pub fn end_block(&mut self) {
+        self.open.retain(|_, c| c.hold);
+        let kept: Vec<String> = self.open.keys().cloned().collect();
+        self.shapes.lock().retain(|name, _| kept.contains(name));
+    }
+}
