@@ -33,7 +33,6 @@ KNOWN_FAILURES: dict[str, set[str]] = {
     "psycopg2": {
         "introspect constraints",
         "migrate shop zero",
-        "Exists and Subquery annotations",
     },
 }
 KNOWN_FAILURES["psycopg"] = set(KNOWN_FAILURES["psycopg2"])

@@ -213,6 +213,8 @@ pub(crate) const AGGREGATES: &[&str] = &[
     "var_samp",
     "bit_and",
     "bit_or",
+    "first_value",
+    "last_value",
 ];
 
 fn needs_engine(e: &ast::Expr) -> bool {

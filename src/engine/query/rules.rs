@@ -78,6 +78,7 @@ pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     // the subqueries it makes name their items themselves.
     super::from_functions::functions_in_from(q)?;
     super::system::empty_set_selects(q);
+    super::subqueries::exists_limits(q);
     super::subqueries::select_list_subqueries(q);
     super::subqueries::scalar_subqueries(q);
     regclass_names(q);

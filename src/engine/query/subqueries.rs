@@ -10,6 +10,11 @@
 //!   and an array_agg;
 //! - the value of a one-expression SELECT is taken through `single_value`
 //!   (NULL for no row, 21000 for more than one, as PostgreSQL answers);
+//! - one with `[ORDER BY ...] LIMIT 1` (the "latest related row" of
+//!   Django's `Subquery(qs[:1])` and SQLAlchemy's `scalar_subquery()`) is
+//!   `first_value(x ORDER BY ...)` of the rows it would take the first of;
+//! - `EXISTS (... LIMIT n)` for a constant n of 1 or more is `EXISTS
+//!   (...)` (Django's `Exists()` adds `LIMIT 1`);
 //! - where the subquery's WHERE equates an outer column with an inner
 //!   one, the outer column's other uses there become the inner one;
 //! - conditions on outer columns alone move out of the subquery:
@@ -29,8 +34,8 @@ use std::ops::ControlFlow;
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, CaseWhen, Expr, FunctionArgExpr, FunctionArgumentClause, FunctionArguments,
-    GroupByExpr, OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor, Value, Visit,
-    VisitMut, Visitor, VisitorMut,
+    GroupByExpr, LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor, Value,
+    Visit, VisitMut, Visitor, VisitorMut,
 };
 
 use super::aggregates::SINGLE_VALUE;
@@ -173,8 +178,99 @@ pub(crate) fn select_list_subqueries(q: &mut Query) {
     let _ = q.visit(&mut Rewrite);
 }
 
+/// The constant row count of a `LIMIT n` without OFFSET, if that is all
+/// a query limits itself by.
+fn constant_limit(q: &Query) -> Option<u64> {
+    match &q.limit_clause {
+        Some(LimitClause::LimitOffset {
+            limit: Some(Expr::Value(v)),
+            offset: None,
+            limit_by,
+        }) if limit_by.is_empty() && q.fetch.is_none() => match &v.value {
+            Value::Number(n, _) => n.parse().ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `EXISTS (q LIMIT n)` with n >= 1 is `EXISTS (q)`: the LIMIT (and its
+/// ORDER BY) cannot change whether a row exists.
+pub(crate) fn exists_limits(q: &mut Query) {
+    struct Strip;
+    impl VisitorMut for Strip {
+        type Break = ();
+        fn pre_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            if let Expr::Exists { subquery, .. } = e {
+                if constant_limit(subquery).is_some_and(|n| n >= 1) {
+                    subquery.limit_clause = None;
+                    subquery.order_by = None;
+                }
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Strip);
+}
+
+/// `(SELECT x FROM ... [ORDER BY k] LIMIT 1)` as `(SELECT first_value(x
+/// [ORDER BY k]) FROM ...)`, an aggregate DataFusion decorrelates: the
+/// first row's value, NULL for none, as PostgreSQL answers. ORDER BY a
+/// select-list position or alias means that item.
+fn limit_one_as_first_value(sub: &mut Query) {
+    if constant_limit(sub) != Some(1) || sub.with.is_some() {
+        return;
+    }
+    let order = sub.order_by.clone();
+    let SetExpr::Select(s) = sub.body.as_mut() else {
+        return;
+    };
+    let plain = matches!(&s.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
+        && s.having.is_none()
+        && s.distinct.is_none()
+        && s.named_window.is_empty()
+        && !s.from.is_empty();
+    let (alias, item) = match s.projection.as_slice() {
+        [SelectItem::UnnamedExpr(x)] => (None, x.clone()),
+        [SelectItem::ExprWithAlias { expr, alias }] => (Some(folded(alias)), expr.clone()),
+        _ => return,
+    };
+    if !plain || aggregates(&item) {
+        return;
+    }
+    let by = match order.map(|o| o.kind) {
+        None => Vec::new(),
+        Some(OrderByKind::Expressions(mut by)) => {
+            for o in &mut by {
+                let is_item = match &o.expr {
+                    Expr::Value(v) => matches!(&v.value, Value::Number(n, _) if n == "1"),
+                    Expr::Identifier(id) => alias.as_deref() == Some(folded(id).as_str()),
+                    _ => false,
+                };
+                if is_item {
+                    o.expr = item.clone();
+                }
+            }
+            vec![FunctionArgumentClause::OrderBy(by)]
+        }
+        Some(_) => return,
+    };
+    let first = call_with("first_value", vec![FunctionArgExpr::Expr(item)], by);
+    s.projection = vec![match alias {
+        Some(_) => match s.projection.pop() {
+            Some(SelectItem::ExprWithAlias { alias, .. }) => {
+                SelectItem::ExprWithAlias { expr: first, alias }
+            }
+            _ => SelectItem::UnnamedExpr(first),
+        },
+        None => SelectItem::UnnamedExpr(first),
+    }];
+    sub.order_by = None;
+    sub.limit_clause = None;
+}
+
 /// Take each plain one-expression scalar subquery's value through
-/// `single_value`.
+/// `single_value` (or `first_value`, for one limited to its first row).
 pub(crate) fn scalar_subqueries(q: &mut Query) {
     struct Single;
     impl VisitorMut for Single {
@@ -183,6 +279,7 @@ pub(crate) fn scalar_subqueries(q: &mut Query) {
             let Expr::Subquery(sub) = e else {
                 return ControlFlow::Continue(());
             };
+            limit_one_as_first_value(sub);
             let Some(s) = plain_select(sub) else {
                 return ControlFlow::Continue(());
             };

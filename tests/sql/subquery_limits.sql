@@ -1,0 +1,10 @@
+CREATE TABLE cust (id integer PRIMARY KEY, name text);
+CREATE TABLE ord (id integer PRIMARY KEY, customer_id integer, number integer);
+INSERT INTO cust VALUES (1, 'Ann'), (2, 'Bob'), (3, 'Cyd');
+INSERT INTO ord VALUES (1, 1, 1), (2, 1, 2), (3, 2, 1), (4, 2, NULL);
+SELECT c.name, EXISTS(SELECT 1 AS a FROM ord u0 WHERE u0.customer_id = (c.id) LIMIT 1) AS has_orders, (SELECT u0.number FROM ord u0 WHERE u0.customer_id = (c.id) ORDER BY u0.number DESC LIMIT 1) AS last_number FROM cust c ORDER BY c.name;
+SELECT c.name, (SELECT u0.number AS n FROM ord u0 WHERE u0.customer_id = c.id ORDER BY n LIMIT 1) AS first_number, (SELECT u0.number FROM ord u0 WHERE u0.customer_id = c.id ORDER BY 1 DESC NULLS LAST LIMIT 1) AS last_nn FROM cust c ORDER BY c.name;
+SELECT c.name FROM cust c WHERE EXISTS (SELECT 1 FROM ord o WHERE o.customer_id = c.id LIMIT 1) ORDER BY 1;
+SELECT c.name, NOT EXISTS (SELECT 1 FROM ord o WHERE o.customer_id = c.id LIMIT 5) FROM cust c ORDER BY 1;
+DROP TABLE ord;
+DROP TABLE cust;
