@@ -63,7 +63,6 @@ from sqlalchemy.orm import (
 # Steps keyclaim does not pass yet (see tests/orm/README.md). Each runs only
 # with ORM_KNOWN_FAILURES=1.
 KNOWN_FAILURES: set[str] = {
-    "reflect indexes",
     "reflect pk and columns",
     "autoload table",
 }

@@ -14,5 +14,6 @@ SELECT json_build_object('always', true, 'start', 1, 'name', relname, 'none', NU
 SELECT json_build_array(1, 'a', NULL, false) FROM pg_catalog.pg_class WHERE relname = 'books';
 SELECT json_build_object('a') FROM pg_catalog.pg_class WHERE relname = 'books';
 SELECT a.attname, (SELECT json_build_object('name', c.collname) FROM pg_catalog.pg_collation c WHERE c.oid = a.attcollation AND pg_catalog.pg_collation_is_visible(c.oid) AND c.collname <> 'default') AS collation FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'books'::regclass AND a.attnum > 0 ORDER BY a.attnum;
+SELECT c.relname, i.indkey, i.indoption, i.indnatts FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid WHERE c.relname IN ('books_author_id_title_key', 'books_pkey') ORDER BY c.relname;
 DROP TABLE books;
 DROP TABLE authors;

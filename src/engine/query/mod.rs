@@ -511,7 +511,14 @@ impl QueryEngine {
             .map_err(|_| panicked())?
             .map_err(df_error)?;
         let batches = execute_stream(physical, state.task_ctx()).map_err(df_error)?;
-        let types: Arc<Vec<SqlType>> = Arc::new(columns.iter().map(|c| c.ty.clone()).collect());
+        // Each column's type, and whether it is a vector sent as its text.
+        let vectors = logical
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| types::is_vector(f));
+        let types: Arc<Vec<(SqlType, bool)>> =
+            Arc::new(columns.iter().map(|c| c.ty.clone()).zip(vectors).collect());
         let rows = batches
             .map(move |batch| {
                 let rows: Vec<SqlResult<Vec<Value>>> = match batch {
@@ -521,10 +528,14 @@ impl QueryEngine {
                                 .columns()
                                 .iter()
                                 .zip(types.iter())
-                                .map(|(array, ty)| {
+                                .map(|(array, (ty, vector))| {
                                     let s =
                                         ScalarValue::try_from_array(array, r).map_err(df_error)?;
-                                    types::from_scalar(s, ty)
+                                    if *vector {
+                                        types::vector_text(s)
+                                    } else {
+                                        types::from_scalar(s, ty)
+                                    }
                                 })
                                 .collect()
                         })

@@ -122,6 +122,40 @@ fn from_tag(tag: &str) -> Option<SqlType> {
     })
 }
 
+/// The field metadata key marking a list as a PostgreSQL vector type.
+const VECTOR: &str = "keyclaim.vector";
+
+/// `field`, a list, marked as the vector type `name` (`int2vector`,
+/// `oidvector`): a list inside the engine (`unnest(indkey)`), and its
+/// space-separated text to the client, as PostgreSQL sends it (`1 2`;
+/// SQLAlchemy splits `indoption`).
+pub(crate) fn vector_field(field: Field, name: &str) -> Field {
+    field.with_metadata(HashMap::from([(VECTOR.to_owned(), name.to_owned())]))
+}
+
+/// Whether a result field is a vector type's (see [`vector_field`]).
+pub(crate) fn is_vector(field: &Field) -> bool {
+    field.metadata().contains_key(VECTOR) && matches!(field.data_type(), DataType::List(_))
+}
+
+/// A vector's value as PostgreSQL's text for it: its items, space-separated.
+pub(crate) fn vector_text(s: ScalarValue) -> SqlResult<Value> {
+    let ScalarValue::List(list) = s else {
+        return Ok(Value::Null);
+    };
+    if datafusion::arrow::array::Array::is_null(list.as_ref(), 0) {
+        return Ok(Value::Null);
+    }
+    let items = list.value(0);
+    let mut words = Vec::with_capacity(items.len());
+    for i in 0..items.len() {
+        let item = ScalarValue::try_from_array(&items, i)
+            .map_err(|e| SqlError::internal(e.to_string()))?;
+        words.push(item.to_string());
+    }
+    Ok(Value::Text(words.join(" ")))
+}
+
 /// A table's columns as an Arrow schema.
 pub(crate) fn table_schema(t: &TableDef) -> SchemaRef {
     let fields: Vec<FieldRef> = t
@@ -166,8 +200,10 @@ pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
         DataType::Date32 | DataType::Date64 => SqlType::Date,
         DataType::Timestamp(_, None) => SqlType::Timestamp,
         DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
-        // An array (array_agg, the catalog's name[] and int2vector
-        // columns) is an array of its element's type.
+        // A vector (`int2vector`, `oidvector`) goes out as its text.
+        DataType::List(_) if is_vector(field) => SqlType::Text,
+        // An array (array_agg, the catalog's name[] and oid[] columns) is
+        // an array of its element's type.
         DataType::List(elem) | DataType::LargeList(elem) => match sql_type(elem)? {
             SqlType::Array(_) => {
                 return Err(SqlError::unsupported(

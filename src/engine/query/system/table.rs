@@ -27,10 +27,15 @@ pub(super) enum Col {
     Int4,
     Int8,
     Float4,
-    /// `int2vector`, `int2[]`.
+    /// `int2[]`.
     Int2List,
-    /// `oidvector`, `oid[]`.
+    /// `oid[]`.
     OidList,
+    /// `int2vector`: a list in the engine, its space-separated text to
+    /// the client (`query::types::is_vector`).
+    Int2Vector,
+    /// `oidvector`, likewise.
+    OidVector,
     /// `text[]`, `name[]`, `aclitem[]`.
     TextList,
 }
@@ -46,8 +51,8 @@ impl Col {
             Col::Int4 => DataType::Int32,
             Col::Int8 => DataType::Int64,
             Col::Float4 => DataType::Float32,
-            Col::Int2List => item(DataType::Int16),
-            Col::OidList => item(DataType::UInt32),
+            Col::Int2List | Col::Int2Vector => item(DataType::Int16),
+            Col::OidList | Col::OidVector => item(DataType::UInt32),
             Col::TextList => item(DataType::Utf8),
         }
     }
@@ -141,7 +146,14 @@ impl Def {
         let fields: Vec<Field> = self
             .columns
             .iter()
-            .map(|(name, col)| Field::new(*name, col.data_type(), true))
+            .map(|(name, col)| {
+                let field = Field::new(*name, col.data_type(), true);
+                match col {
+                    Col::Int2Vector => super::super::types::vector_field(field, "int2vector"),
+                    Col::OidVector => super::super::types::vector_field(field, "oidvector"),
+                    _ => field,
+                }
+            })
             .collect();
         Arc::new(Schema::new(fields))
     }
@@ -223,9 +235,9 @@ fn array<'a>(col: Col, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
             .and_then(|n| i32::try_from(n).ok())),
         Col::Int8 => build!(Int64Builder::new(), int),
         Col::Float4 => build!(Float32Builder::new(), |c| int(c).map(|n| n as f32)),
-        Col::Int2List => list!(Int16Builder::new(), |c| int(c)
+        Col::Int2List | Col::Int2Vector => list!(Int16Builder::new(), |c| int(c)
             .and_then(|n| i16::try_from(n).ok())),
-        Col::OidList => list!(UInt32Builder::new(), |c| int(c)
+        Col::OidList | Col::OidVector => list!(UInt32Builder::new(), |c| int(c)
             .and_then(|n| u32::try_from(n).ok())),
         Col::TextList => list!(StringBuilder::new(), text),
     }
