@@ -15,5 +15,9 @@ SELECT json_build_array(1, 'a', NULL, false) FROM pg_catalog.pg_class WHERE reln
 SELECT json_build_object('a') FROM pg_catalog.pg_class WHERE relname = 'books';
 SELECT a.attname, (SELECT json_build_object('name', c.collname) FROM pg_catalog.pg_collation c WHERE c.oid = a.attcollation AND pg_catalog.pg_collation_is_visible(c.oid) AND c.collname <> 'default') AS collation FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'books'::regclass AND a.attnum > 0 ORDER BY a.attnum;
 SELECT c.relname, i.indkey, i.indoption, i.indnatts FROM pg_catalog.pg_index i JOIN pg_catalog.pg_class c ON c.oid = i.indexrelid WHERE c.relname IN ('books_author_id_title_key', 'books_pkey') ORDER BY c.relname;
+CREATE TABLE idt (id integer GENERATED ALWAYS AS IDENTITY PRIMARY KEY, v text);
+SELECT pg_catalog.pg_attribute.attname, CASE WHEN (pg_catalog.pg_attribute.attidentity != '') THEN (SELECT json_build_object('always', pg_catalog.pg_attribute.attidentity = 'a', 'start', pg_catalog.pg_sequence.seqstart, 'increment', pg_catalog.pg_sequence.seqincrement, 'cycle', pg_catalog.pg_sequence.seqcycle) FROM pg_catalog.pg_sequence WHERE pg_catalog.pg_attribute.attidentity != '' AND pg_catalog.pg_sequence.seqrelid = CAST(CAST(pg_catalog.pg_get_serial_sequence(CAST(CAST(pg_catalog.pg_attribute.attrelid AS REGCLASS) AS TEXT), pg_catalog.pg_attribute.attname) AS REGCLASS) AS OID)) ELSE NULL END AS identity_options FROM pg_catalog.pg_class JOIN pg_catalog.pg_attribute ON pg_catalog.pg_class.oid = pg_catalog.pg_attribute.attrelid AND pg_catalog.pg_attribute.attnum > 0 JOIN pg_catalog.pg_namespace ON pg_catalog.pg_namespace.oid = pg_catalog.pg_class.relnamespace WHERE pg_catalog.pg_class.relname IN ('idt', 'books') ORDER BY pg_catalog.pg_class.relname, pg_catalog.pg_attribute.attnum;
+SELECT CASE WHEN true THEN json_build_object('a', 1) END AS j \gdesc
+DROP TABLE idt;
 DROP TABLE books;
 DROP TABLE authors;

@@ -6,5 +6,7 @@ SELECT c.name, EXISTS(SELECT 1 AS a FROM ord u0 WHERE u0.customer_id = (c.id) LI
 SELECT c.name, (SELECT u0.number AS n FROM ord u0 WHERE u0.customer_id = c.id ORDER BY n LIMIT 1) AS first_number, (SELECT u0.number FROM ord u0 WHERE u0.customer_id = c.id ORDER BY 1 DESC NULLS LAST LIMIT 1) AS last_nn FROM cust c ORDER BY c.name;
 SELECT c.name FROM cust c WHERE EXISTS (SELECT 1 FROM ord o WHERE o.customer_id = c.id LIMIT 1) ORDER BY 1;
 SELECT c.name, NOT EXISTS (SELECT 1 FROM ord o WHERE o.customer_id = c.id LIMIT 5) FROM cust c ORDER BY 1;
+SELECT c.name, (SELECT o.number * 10 + c.id FROM ord o WHERE o.customer_id = c.id AND o.number = 1) AS tagged, (SELECT o.number FROM ord o WHERE o.customer_id = c.id AND c.name <> 'Bob' AND o.number = 2) AS second FROM cust c ORDER BY c.name;
+SELECT c.name, (SELECT o.number + c.id FROM ord o WHERE o.customer_id = c.id) FROM cust c ORDER BY c.name;
 DROP TABLE ord;
 DROP TABLE cust;

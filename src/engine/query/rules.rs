@@ -350,6 +350,22 @@ pub(crate) fn postgres_operators(q: &mut Query) {
                         None => return ControlFlow::Continue(()),
                     }
                 }
+                // DataFusion's CASE drops its branches' field metadata, and
+                // with it the json type: the whole is cast back (SQLAlchemy
+                // reads identity options as a json object).
+                Expr::Case {
+                    conditions,
+                    else_result,
+                    ..
+                } if conditions.iter().all(|c| gives_json(&c.result))
+                    && else_result
+                        .as_deref()
+                        .is_none_or(|e| gives_json(e) || is_null(e)) =>
+                {
+                    let cast = super::casts::function_for(&crate::types::SqlType::Json)
+                        .unwrap_or("pg_to_json");
+                    call(cast, e.clone())
+                }
                 Expr::BinaryOp { left, op, right } => {
                     let op = match op {
                         BinaryOperator::Arrow => Op::Get,
@@ -374,6 +390,28 @@ pub(crate) fn postgres_operators(q: &mut Query) {
         }
     }
     let _ = q.visit(&mut Operators);
+}
+
+/// Whether an expression's value is of type json: a `json_build_*` call,
+/// a cast to json (as `text_type_casts` writes it), or a subquery of one.
+fn gives_json(e: &Expr) -> bool {
+    match e {
+        Expr::Nested(inner) => gives_json(inner),
+        Expr::Function(f) => matches!(
+            name_parts(&f.name).last().map(String::as_str),
+            Some("json_build_object" | "json_build_array" | "pg_to_json")
+        ),
+        Expr::Subquery(q) => match q.body.as_ref() {
+            SetExpr::Select(s) => matches!(s.projection.as_slice(),
+                [SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. }] if gives_json(x)),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+fn is_null(e: &Expr) -> bool {
+    matches!(e, Expr::Value(v) if v.value == Value::Null)
 }
 
 fn is_generate_subscripts(f: &Function) -> bool {

@@ -15,6 +15,8 @@
 //!   `first_value(x ORDER BY ...)` of the rows it would take the first of;
 //! - `EXISTS (... LIMIT n)` for a constant n of 1 or more is `EXISTS
 //!   (...)` (Django's `Exists()` adds `LIMIT 1`);
+//! - one whose select list names outer columns looks each inner column
+//!   up on its own, guarded by a count (`outer_columns_in_select`);
 //! - where the subquery's WHERE equates an outer column with an inner
 //!   one, the outer column's other uses there become the inner one;
 //! - conditions on outer columns alone move out of the subquery:
@@ -269,6 +271,106 @@ fn limit_one_as_first_value(sub: &mut Query) {
     sub.limit_clause = None;
 }
 
+/// `(SELECT f(o.x, i.y) FROM F WHERE P)`, whose select list names outer
+/// columns (DataFusion decorrelates none such), as `CASE WHEN (SELECT
+/// count(*) FROM F WHERE P) > 0 THEN f(o.x, (SELECT i.y FROM F WHERE P))
+/// END`: each inner column a lookup of its own. The same answer: NULL for
+/// no row, the row's value for one, 21000 (from the lookups) for more.
+/// SQLAlchemy's column reflection builds its identity options so.
+fn outer_columns_in_select(sub: &Query) -> Option<Expr> {
+    let mut base = sub.clone();
+    let s = plain_select(&mut base)?;
+    let item = match s.projection.as_slice() {
+        [SelectItem::UnnamedExpr(x) | SelectItem::ExprWithAlias { expr: x, .. }] => x.clone(),
+        _ => return None,
+    };
+    let inner = from_names(s)?;
+    if !references(&item, &inner).0 || aggregates(&item) {
+        return None;
+    }
+    // Conditions on outer columns alone guard the whole (DataFusion
+    // decorrelates no filter that names no inner column).
+    let mut parts = Vec::new();
+    if let Some(selection) = s.selection.take() {
+        conjuncts(selection, &mut parts);
+    }
+    let (guards, kept): (Vec<Expr>, Vec<Expr>) = parts
+        .into_iter()
+        .partition(|p| references(p, &inner) == (true, false));
+    s.selection = and(kept);
+    let select_of = |x: Expr| -> Expr {
+        let mut q = base.clone();
+        if let SetExpr::Select(s) = q.body.as_mut() {
+            s.projection = vec![SelectItem::UnnamedExpr(x)];
+        }
+        Expr::Subquery(Box::new(q))
+    };
+    struct Lookups<'a, F: Fn(Expr) -> Expr> {
+        inner: &'a HashSet<String>,
+        select_of: F,
+    }
+    impl<F: Fn(Expr) -> Expr> VisitorMut for Lookups<'_, F> {
+        type Break = ();
+        fn post_visit_expr(&mut self, e: &mut Expr) -> ControlFlow<()> {
+            let inner = match e {
+                // PostgreSQL resolves an unqualified name in the subquery first.
+                Expr::Identifier(_) => true,
+                Expr::CompoundIdentifier(_) => {
+                    qualified(e).is_some_and(|(q, _)| self.inner.contains(&q))
+                }
+                _ => false,
+            };
+            if inner {
+                *e = (self.select_of)(e.clone());
+            }
+            ControlFlow::Continue(())
+        }
+        fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+            // A nested subquery's names are its own.
+            ControlFlow::Break(())
+        }
+    }
+    let mut value = item;
+    let flow = VisitMut::visit(
+        &mut value,
+        &mut Lookups {
+            inner: &inner,
+            select_of: &select_of,
+        },
+    );
+    if flow.is_break() {
+        return None;
+    }
+    let count = select_of(call_with(
+        "count",
+        vec![FunctionArgExpr::Wildcard],
+        Vec::new(),
+    ));
+    let found = Expr::BinaryOp {
+        left: Box::new(count),
+        op: BinaryOperator::Gt,
+        right: Box::new(Expr::value(Value::Number("0".into(), false))),
+    };
+    let condition = match and(guards) {
+        Some(guard) => Expr::BinaryOp {
+            left: Box::new(Expr::Nested(Box::new(guard))),
+            op: BinaryOperator::And,
+            right: Box::new(found),
+        },
+        None => found,
+    };
+    Some(Expr::Case {
+        case_token: AttachedToken::empty(),
+        end_token: AttachedToken::empty(),
+        operand: None,
+        conditions: vec![CaseWhen {
+            condition,
+            result: value,
+        }],
+        else_result: None,
+    })
+}
+
 /// Take each plain one-expression scalar subquery's value through
 /// `single_value` (or `first_value`, for one limited to its first row).
 pub(crate) fn scalar_subqueries(q: &mut Query) {
@@ -279,6 +381,10 @@ pub(crate) fn scalar_subqueries(q: &mut Query) {
             let Expr::Subquery(sub) = e else {
                 return ControlFlow::Continue(());
             };
+            if let Some(cases) = outer_columns_in_select(sub) {
+                *e = cases;
+                return ControlFlow::Continue(());
+            }
             limit_one_as_first_value(sub);
             let Some(s) = plain_select(sub) else {
                 return ControlFlow::Continue(());
@@ -375,11 +481,14 @@ fn and(items: Vec<Expr>) -> Option<Expr> {
     })
 }
 
-/// A qualified column's (qualifier, column), folded.
+/// A qualified column's (qualifier, column), folded; a schema before the
+/// relation (`pg_catalog.pg_attribute.attname`, as SQLAlchemy writes
+/// catalog columns) is left out.
 fn qualified(e: &Expr) -> Option<(String, String)> {
     match e {
-        Expr::CompoundIdentifier(parts) if parts.len() == 2 => {
-            Some((folded(&parts[0]), folded(&parts[1])))
+        Expr::CompoundIdentifier(parts) if matches!(parts.len(), 2 | 3) => {
+            let n = parts.len();
+            Some((folded(&parts[n - 2]), folded(&parts[n - 1])))
         }
         _ => None,
     }
