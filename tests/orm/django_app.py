@@ -30,10 +30,7 @@ from urllib.parse import urlparse
 # Steps keyclaim does not pass yet (see tests/orm/README.md), by driver.
 # Each runs only with ORM_KNOWN_FAILURES=1.
 KNOWN_FAILURES: dict[str, set[str]] = {
-    "psycopg2": {
-        "introspect constraints",
-        "migrate shop zero",
-    },
+    "psycopg2": set(),
 }
 KNOWN_FAILURES["psycopg"] = set(KNOWN_FAILURES["psycopg2"])
 RUN_KNOWN_FAILURES = os.environ.get("ORM_KNOWN_FAILURES") == "1"

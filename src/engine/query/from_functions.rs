@@ -28,9 +28,9 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, Function, FunctionArgumentList, FunctionArguments, Ident, ObjectName, ObjectNamePart,
-    Query, SelectItem, SetExpr, Statement, TableAlias, TableFactor, Visit, VisitMut, Visitor,
-    VisitorMut,
+    BinaryOperator, Expr, Function, FunctionArgumentList, FunctionArguments, Ident, JoinOperator,
+    ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableAlias,
+    TableAliasColumnDef, TableFactor, Visit, VisitMut, Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -93,6 +93,135 @@ const UNSUPPORTED_SETS: &[&str] = &[
 /// functions (`FROM current_user`): an unquoted single name.
 pub(crate) fn is_keyword_function(name: &[(String, bool)]) -> bool {
     matches!(name, [(n, false)] if KEYWORD_FUNCTIONS.contains(&n.to_lowercase().as_str()))
+}
+
+/// `unnest(c.conkey) [WITH ORDINALITY] [AS] u[(v[, n])]`, an array of
+/// attribute numbers of another FROM item's row (Django's constraint
+/// introspection reads `conkey` so, in a subquery of each pg_constraint
+/// row): PostgreSQL's implicit LATERAL, which DataFusion cannot run, is
+/// here a join with the hidden relation of that array's elements
+/// (`system::pg_catalog::ELEMENTS`), `u.owner = c.oid` added to the
+/// WHERE. Only an item of the FROM list or of an inner join is rewritten
+/// (the condition would change an outer join).
+pub(crate) fn lateral_key_arrays(q: &mut Query) {
+    struct Rewrite;
+    impl VisitorMut for Rewrite {
+        type Break = ();
+        fn post_visit_select(&mut self, s: &mut Select) -> ControlFlow<()> {
+            let mut conditions = Vec::new();
+            for twj in &mut s.from {
+                conditions.extend(key_array(&mut twj.relation));
+                for j in &mut twj.joins {
+                    let inner = matches!(
+                        j.join_operator,
+                        JoinOperator::Join(_) | JoinOperator::Inner(_) | JoinOperator::CrossJoin(_)
+                    );
+                    if inner {
+                        conditions.extend(key_array(&mut j.relation));
+                    }
+                }
+            }
+            for c in conditions {
+                s.selection = Some(match s.selection.take() {
+                    Some(w) => Expr::BinaryOp {
+                        left: Box::new(Expr::Nested(Box::new(w))),
+                        op: BinaryOperator::And,
+                        right: Box::new(c),
+                    },
+                    None => c,
+                });
+            }
+            ControlFlow::Continue(())
+        }
+    }
+    let _ = q.visit(&mut Rewrite);
+}
+
+/// One FROM item rewritten as [`lateral_key_arrays`] says; the condition
+/// that ties it to its row.
+fn key_array(t: &mut TableFactor) -> Option<Expr> {
+    let TableFactor::UNNEST {
+        alias,
+        array_exprs,
+        with_offset: false,
+        with_ordinality,
+        ..
+    } = t
+    else {
+        return None;
+    };
+    // `row.array` each, of one row: a known array, and for an index's
+    // keys perhaps their options beside them.
+    let mut arrays = array_exprs.iter().map(|e| match e {
+        Expr::CompoundIdentifier(p) if p.len() == 2 => Some((p[0].clone(), folded(&p[1]))),
+        _ => None,
+    });
+    let (row, column) = arrays.next()??;
+    let (relation, owner, has_option) = super::system::elements_of(&column)?;
+    let with_option = match arrays.next() {
+        None => false,
+        Some(Some((r, c))) if has_option && c == "indoption" && folded(&r) == folded(&row) => true,
+        Some(_) => return None,
+    };
+    if arrays.next().is_some() {
+        return None;
+    }
+    let name = alias
+        .as_ref()
+        .map(|a| a.name.clone())
+        .unwrap_or_else(|| Ident::new("unnest"));
+    let mut columns = alias
+        .as_ref()
+        .map(|a| a.columns.clone())
+        .unwrap_or_default()
+        .into_iter();
+    // PostgreSQL's names: the alias (or the function) for the element,
+    // `ordinality` for the position, unless the alias lists names.
+    let element = columns
+        .next()
+        .map(|c| c.name)
+        .unwrap_or_else(|| name.clone());
+    let option = match columns.next() {
+        Some(c) if with_option => c.name,
+        Some(c) if !*with_ordinality => c.name,
+        Some(c) => {
+            // The name was the ordinality's.
+            columns = vec![TableAliasColumnDef {
+                name: c.name,
+                data_type: None,
+            }]
+            .into_iter();
+            Ident::with_quote('"', format!("{relation} option"))
+        }
+        None => Ident::with_quote('"', format!("{relation} option")),
+    };
+    let ordinality = match columns.next() {
+        Some(c) if *with_ordinality => c.name,
+        _ => Ident::new("ordinality"),
+    };
+    let owner_column = Ident::with_quote('"', format!("{relation} owner"));
+    let names = if has_option {
+        format!("{owner_column}, {element}, {option}, {ordinality}")
+    } else {
+        format!("{owner_column}, {element}, {ordinality}")
+    };
+    let sql = format!(
+        "SELECT * FROM pg_catalog.{} AS {name} ({names})",
+        Ident::with_quote('"', relation)
+    );
+    let mut parsed = Parser::parse_sql(&PostgreSqlDialect {}, &sql).ok()?;
+    let Some(Statement::Query(q)) = parsed.pop() else {
+        return None;
+    };
+    let SetExpr::Select(mut select) = *q.body else {
+        return None;
+    };
+    *t = select.from.pop()?.relation;
+    Some(Expr::BinaryOp {
+        left: Box::new(Expr::CompoundIdentifier(vec![name, owner_column])),
+        op: BinaryOperator::Eq,
+        right: Box::new(Expr::CompoundIdentifier(vec![row, Ident::new(owner)])),
+    })
 }
 
 /// Rewrite every function call in the FROM items of `q` (its subqueries

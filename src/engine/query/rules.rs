@@ -76,6 +76,7 @@ pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     // After the select lists that are never evaluated are gone (psql's
     // `\d` has a generate_series over another FROM item's column in one);
     // the subqueries it makes name their items themselves.
+    super::from_functions::lateral_key_arrays(q);
     super::from_functions::functions_in_from(q)?;
     super::system::empty_set_selects(q);
     super::subqueries::exists_limits(q);

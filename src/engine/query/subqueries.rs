@@ -240,6 +240,17 @@ fn limit_one_as_first_value(sub: &mut Query) {
     if !plain || aggregates(&item) {
         return;
     }
+    // DataFusion runs an uncorrelated one as it is.
+    let Some(inner) = from_names(s) else {
+        return;
+    };
+    let correlated = references(&item, &inner).0
+        || s.selection
+            .as_ref()
+            .is_some_and(|w| references(w, &inner).0);
+    if !correlated {
+        return;
+    }
     let by = match order.map(|o| o.kind) {
         None => Vec::new(),
         Some(OrderByKind::Expressions(mut by)) => {

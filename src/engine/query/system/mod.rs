@@ -44,6 +44,8 @@ pub(crate) const PG_CATALOG: &str = "pg_catalog";
 pub(crate) const INFORMATION_SCHEMA: &str = "information_schema";
 
 /// What one execution of a system query sees.
+pub(crate) use pg_catalog::elements_of;
+
 pub(crate) struct Snapshot {
     /// The relations the statement's transaction sees, by name.
     pub relations: Vec<Arc<TableDef>>,
@@ -418,6 +420,7 @@ fn system_relation_named(schema: Option<&str>, name: &str) -> Option<(&'static t
     match schema {
         None | Some(PG_CATALOG) => pg_catalog::RELATIONS
             .iter()
+            .chain(pg_catalog::ELEMENTS)
             .find(|(d, _)| d.name == name)
             .map(|(d, oid)| (*d, *oid)),
         Some(INFORMATION_SCHEMA) => information_schema::RELATIONS
@@ -608,6 +611,8 @@ fn calls_empty_set(item: &df_ast::SelectItem) -> bool {
 /// pg_catalog's names come before (PostgreSQL's search path).
 struct SystemSchema {
     relations: &'static [(&'static table::Def, u32)],
+    /// Relations it has that are listed nowhere (`pg_catalog::ELEMENTS`).
+    hidden: &'static [(&'static table::Def, u32)],
     rows: fn(&str, &Snapshot) -> Vec<Vec<table::Cell>>,
     snap: Arc<Snapshot>,
     user: Option<Arc<dyn SchemaProvider>>,
@@ -625,6 +630,7 @@ impl SystemSchema {
     fn def(&self, name: &str) -> Option<&'static table::Def> {
         self.relations
             .iter()
+            .chain(self.hidden)
             .find(|(d, _)| d.name == name)
             .map(|(d, _)| *d)
     }
@@ -665,9 +671,14 @@ pub(crate) fn schemas(
     for udf in functions::udfs(snap) {
         state.register_udf(udf)?;
     }
-    let schema = |relations, rows, user| -> Arc<dyn SchemaProvider> {
+    let schema = |relations: &'static [(&'static table::Def, u32)],
+                  hidden: &'static [(&'static table::Def, u32)],
+                  rows,
+                  user|
+     -> Arc<dyn SchemaProvider> {
         Arc::new(SystemSchema {
             relations,
+            hidden,
             rows,
             snap: snap.clone(),
             user,
@@ -676,16 +687,27 @@ pub(crate) fn schemas(
     Ok(vec![
         (
             "public",
-            schema(pg_catalog::RELATIONS, pg_catalog::rows, Some(user)),
+            schema(
+                pg_catalog::RELATIONS,
+                pg_catalog::ELEMENTS,
+                pg_catalog::rows,
+                Some(user),
+            ),
         ),
         (
             PG_CATALOG,
-            schema(pg_catalog::RELATIONS, pg_catalog::rows, None),
+            schema(
+                pg_catalog::RELATIONS,
+                pg_catalog::ELEMENTS,
+                pg_catalog::rows,
+                None,
+            ),
         ),
         (
             INFORMATION_SCHEMA,
             schema(
                 information_schema::RELATIONS,
+                &[],
                 information_schema::rows,
                 None,
             ),

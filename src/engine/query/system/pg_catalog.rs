@@ -688,6 +688,69 @@ pub(super) const RELATIONS: &[(&Def, u32)] = &[
     (&PG_VIEWS, 12_020),
 ];
 
+/// Hidden relations, one per catalog array of attribute numbers: each
+/// element with its row's OID and its position, which is what
+/// `unnest(c.conkey) WITH ORDINALITY` of an outer row reads once
+/// `from_functions::lateral_key_arrays` has turned it into a join. Not
+/// listed in pg_class; their names cannot be written unquoted.
+pub(super) const ELEMENTS: &[(&Def, u32)] = &[
+    (&CONKEY_ELEMENTS, 0),
+    (&CONFKEY_ELEMENTS, 0),
+    (&INDKEY_ELEMENTS, 0),
+];
+
+/// The hidden relation of the array column `column`, with the column of
+/// its owner's OID in the catalog that has it, and whether its rows carry
+/// the array that goes with it element by element (`indoption` with
+/// `indkey`) after the element.
+pub(crate) fn elements_of(column: &str) -> Option<(&'static str, &'static str, bool)> {
+    Some(match column {
+        "conkey" => (CONKEY_ELEMENTS.name, "oid", false),
+        "confkey" => (CONFKEY_ELEMENTS.name, "oid", false),
+        "indkey" => (INDKEY_ELEMENTS.name, "indexrelid", true),
+        _ => return None,
+    })
+}
+
+const ELEMENT_COLUMNS: &[(&str, super::table::Col)] =
+    &[("owner", Oid), ("element", Int2), ("ordinality", Int8)];
+const CONKEY_ELEMENTS: Def = Def {
+    name: "keyclaim conkey",
+    columns: ELEMENT_COLUMNS,
+};
+const CONFKEY_ELEMENTS: Def = Def {
+    name: "keyclaim confkey",
+    columns: ELEMENT_COLUMNS,
+};
+/// An index's key columns, each with its `indoption` (0: keyclaim keeps
+/// no DESC or NULLS FIRST).
+const INDKEY_ELEMENTS: Def = Def {
+    name: "keyclaim indkey",
+    columns: &[
+        ("owner", Oid),
+        ("element", Int2),
+        ("option", Int2),
+        ("ordinality", Int8),
+    ],
+};
+
+/// Each (owner, attribute number, [option,] position from 1) of a hidden
+/// relation.
+fn element_rows(owners: impl Iterator<Item = (u32, Vec<i64>)>, option: bool) -> Vec<Vec<Cell>> {
+    owners
+        .flat_map(|(owner, attnums)| {
+            attnums.into_iter().enumerate().map(move |(i, attnum)| {
+                let at = i as i64 + 1;
+                if option {
+                    row![owner, attnum, 0i64, at]
+                } else {
+                    row![owner, attnum, at]
+                }
+            })
+        })
+        .collect()
+}
+
 /// Whether a pg_catalog relation is a view in PostgreSQL.
 pub(super) fn is_view(name: &str) -> bool {
     matches!(
@@ -735,6 +798,28 @@ pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
         return Vec::new();
     }
     match name {
+        "keyclaim conkey" => element_rows(
+            s.constraints().map(|c| {
+                let attnums = c.columns.iter().map(|&i| c.table.attnum(i) as i64);
+                (c.oid, attnums.collect())
+            }),
+            false,
+        ),
+        "keyclaim confkey" => element_rows(
+            s.constraints().filter_map(|c| {
+                let r = c.reference.as_ref()?;
+                let attnums = r.def.ref_columns.iter().map(|&i| r.table.attnum(i) as i64);
+                Some((c.oid, attnums.collect()))
+            }),
+            false,
+        ),
+        "keyclaim indkey" => element_rows(
+            s.indexes().map(|i| {
+                let attnums = i.columns.iter().map(|&c| i.table.attnum(c) as i64);
+                (i.oid, attnums.collect())
+            }),
+            true,
+        ),
         "pg_namespace" => namespaces(),
         "pg_class" => classes(s),
         "pg_attribute" => attributes(s),
