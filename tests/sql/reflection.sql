@@ -29,3 +29,7 @@ SELECT CASE WHEN true THEN json_build_object('a', 1) END AS j \gdesc
 DROP TABLE idt;
 DROP TABLE books;
 DROP TABLE authors;
+CREATE TABLE dd (id serial PRIMARY KEY, name varchar(20) UNIQUE, n integer CHECK (n > 0));
+\d+ dd
+SELECT pg_size_pretty(1000000::bigint), pg_size_pretty(10239::bigint), pg_size_pretty(10240::bigint), pg_size_pretty(123456789012::bigint), pg_size_pretty(-20000::bigint);
+DROP TABLE dd;

@@ -28,9 +28,10 @@ use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Function, FunctionArgumentList, FunctionArguments, Ident, JoinOperator,
-    ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableAlias,
-    TableAliasColumnDef, TableFactor, Visit, VisitMut, Visitor, VisitorMut,
+    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
+    FunctionArguments, Ident, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
+    SetExpr, Statement, TableAlias, TableAliasColumnDef, TableFactor, Visit, VisitMut, Visitor,
+    VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -140,15 +141,33 @@ pub(crate) fn lateral_key_arrays(q: &mut Query) {
 /// One FROM item rewritten as [`lateral_key_arrays`] says; the condition
 /// that ties it to its row.
 fn key_array(t: &mut TableFactor) -> Option<Expr> {
-    let TableFactor::UNNEST {
-        alias,
-        array_exprs,
-        with_offset: false,
-        with_ordinality,
-        ..
-    } = t
-    else {
-        return None;
+    // `unnest(...)`, or `pg_catalog.unnest(...)`, a call by name.
+    let (alias, array_exprs, with_ordinality): (_, Vec<&Expr>, _) = match t {
+        TableFactor::UNNEST {
+            alias,
+            array_exprs,
+            with_offset: false,
+            with_ordinality,
+            ..
+        } => (alias, array_exprs.iter().collect(), with_ordinality),
+        TableFactor::Table {
+            name,
+            args: Some(args),
+            alias,
+            with_ordinality,
+            ..
+        } if function_name(name).as_deref() == Some("unnest") => {
+            let exprs = args
+                .args
+                .iter()
+                .map(|a| match a {
+                    FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) => Some(e),
+                    _ => None,
+                })
+                .collect::<Option<Vec<_>>>()?;
+            (alias, exprs, with_ordinality)
+        }
+        _ => return None,
     };
     // `row.array` each, of one row: a known array, and for an index's
     // keys perhaps their options beside them.

@@ -697,6 +697,7 @@ pub(super) const ELEMENTS: &[(&Def, u32)] = &[
     (&CONKEY_ELEMENTS, 0),
     (&CONFKEY_ELEMENTS, 0),
     (&INDKEY_ELEMENTS, 0),
+    (&RELOPTIONS_ELEMENTS, 0),
 ];
 
 /// The hidden relation of the array column `column`, with the column of
@@ -708,6 +709,7 @@ pub(crate) fn elements_of(column: &str) -> Option<(&'static str, &'static str, b
         "conkey" => (CONKEY_ELEMENTS.name, "oid", false),
         "confkey" => (CONFKEY_ELEMENTS.name, "oid", false),
         "indkey" => (INDKEY_ELEMENTS.name, "indexrelid", true),
+        "reloptions" => (RELOPTIONS_ELEMENTS.name, "oid", false),
         _ => return None,
     })
 }
@@ -721,6 +723,12 @@ const CONKEY_ELEMENTS: Def = Def {
 const CONFKEY_ELEMENTS: Def = Def {
     name: "keyclaim confkey",
     columns: ELEMENT_COLUMNS,
+};
+/// A relation's storage options (psql's `\d+` unnests a TOAST table's):
+/// keyclaim keeps none (`pg_class.reloptions` is NULL), so it is empty.
+const RELOPTIONS_ELEMENTS: Def = Def {
+    name: "keyclaim reloptions",
+    columns: &[("owner", Oid), ("element", Text), ("ordinality", Int8)],
 };
 /// An index's key columns, each with its `indoption` (0: keyclaim keeps
 /// no DESC or NULLS FIRST).
@@ -773,6 +781,7 @@ pub(super) fn is_view(name: &str) -> bool {
 /// collations of its own, row security, extended statistics,
 /// publications, rules, views or role memberships.
 pub(super) const EMPTY: &[&str] = &[
+    "keyclaim reloptions",
     "pg_auth_members",
     "pg_collation",
     "pg_enum",
