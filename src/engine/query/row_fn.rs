@@ -1,5 +1,6 @@
 //! Scalar functions computed one row at a time over DataFusion scalars:
-//! what `query::dates` and `query::json` share. Their work per value
+//! what `query::dates`, `query::json`, `query::like` and the catalog
+//! functions (`query::system::functions`) share. Their work per value
 //! (parsing a JSON document, splitting a timestamp into fields) outweighs
 //! the scalar conversion, so they need no vectorised kernels.
 

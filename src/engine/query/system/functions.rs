@@ -701,36 +701,12 @@ impl ScalarUDFImpl for SnapshotFn {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let rows = args.number_rows;
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
         // No rows, no calls: a batch of none (psql's `\d` asks for column
         // defaults through a subquery that may find none) has nothing to
         // read its arguments from.
-        let count = if scalar { 1 } else { rows };
-        let mut out = Vec::with_capacity(count);
-        for r in 0..count {
-            let row = arrays
-                .iter()
-                .map(|a| ScalarValue::try_from_array(a, r))
-                .collect::<DfResult<Vec<_>>>()?;
-            let v = (self.spec.body)(&self.snap, &row)
-                .map_err(|e| DataFusionError::External(Box::new(e)))?;
-            out.push(v);
-        }
         let ty = self.spec.gives.data_type();
-        if scalar {
-            let v = out.pop().unwrap_or(ScalarValue::try_from(&ty)?);
-            return Ok(ColumnarValue::Scalar(v));
-        }
-        if out.is_empty() {
-            return Ok(ColumnarValue::Array(
-                datafusion::arrow::array::new_empty_array(&ty),
-            ));
-        }
-        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+        super::super::row_fn::map_rows(&args.args, args.number_rows, &ty, |row| {
+            (self.spec.body)(&self.snap, row).map_err(super::super::row_fn::sql_err)
+        })
     }
 }
