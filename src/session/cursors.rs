@@ -27,7 +27,9 @@ pub type CursorShapes = Arc<parking_lot::Mutex<HashMap<String, Arc<Vec<Column>>>
 #[derive(Clone, Default)]
 pub struct Cursors {
     open: HashMap<String, Cursor>,
-    shapes: CursorShapes,
+    /// None until the session shares them (a statement's copy of the
+    /// session has neither cursors nor shapes, and costs no allocation).
+    shapes: Option<CursorShapes>,
 }
 
 #[derive(Clone)]
@@ -55,7 +57,14 @@ impl Cursors {
         shapes.lock().clear();
         Cursors {
             open: HashMap::new(),
-            shapes,
+            shapes: Some(shapes),
+        }
+    }
+
+    /// Apply `change` to the shared result columns, if they are shared.
+    fn shapes(&self, change: impl FnOnce(&mut HashMap<String, Arc<Vec<Column>>>)) {
+        if let Some(shapes) = &self.shapes {
+            change(&mut shapes.lock());
         }
     }
 
@@ -73,7 +82,9 @@ impl Cursors {
                 format!("cursor \"{name}\" already exists"),
             ));
         }
-        self.shapes.lock().insert(name.to_owned(), columns.clone());
+        self.shapes(|s| {
+            s.insert(name.to_owned(), columns.clone());
+        });
         let rows = Arc::new(tokio::sync::Mutex::new(rows));
         self.open.insert(
             name.to_owned(),
@@ -110,11 +121,13 @@ impl Cursors {
         match name {
             Some(name) => {
                 self.open.remove(name).ok_or_else(|| missing(name))?;
-                self.shapes.lock().remove(name);
+                self.shapes(|s| {
+                    s.remove(name);
+                });
             }
             None => {
                 self.open.clear();
-                self.shapes.lock().clear();
+                self.shapes(HashMap::clear);
             }
         }
         Ok(())
@@ -123,7 +136,53 @@ impl Cursors {
     /// The block ended: its cursors without HOLD close with it.
     pub fn end_block(&mut self) {
         self.open.retain(|_, c| c.hold);
-        let kept: Vec<String> = self.open.keys().cloned().collect();
-        self.shapes.lock().retain(|name, _| kept.contains(name));
+        let open = &self.open;
+        if let Some(shapes) = &self.shapes {
+            shapes.lock().retain(|name, _| open.contains_key(name));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::{SqlType, Value};
+
+    fn rows(n: i32) -> RowStream {
+        Box::pin(futures::stream::iter(
+            (1..=n).map(|i| Ok(vec![Value::Int4(i)])),
+        ))
+    }
+
+    fn columns() -> Arc<Vec<Column>> {
+        Arc::new(vec![Column::computed("x", SqlType::Int4)])
+    }
+
+    async fn fetched(c: &Cursors, name: &str, count: Option<u64>) -> Vec<Value> {
+        let (_, rows) = c.fetch(name, count).unwrap();
+        rows.map(|r| r.unwrap().remove(0)).collect().await
+    }
+
+    #[tokio::test]
+    async fn fetches_continue_where_the_last_stopped_and_blocks_close_their_cursors() {
+        let shapes = CursorShapes::default();
+        let mut c = Cursors::sharing(shapes.clone());
+        c.declare("a", columns(), rows(5), false).unwrap();
+        c.declare("h", columns(), rows(2), true).unwrap();
+        let e = c.declare("a", columns(), rows(1), false).unwrap_err();
+        assert_eq!(e.code, "42P03");
+        assert_eq!(
+            fetched(&c, "a", Some(2)).await,
+            vec![Value::Int4(1), Value::Int4(2)]
+        );
+        assert_eq!(fetched(&c, "a", None).await.len(), 3);
+        assert!(fetched(&c, "a", Some(1)).await.is_empty());
+        assert_eq!(shapes.lock().len(), 2);
+        c.end_block();
+        assert_eq!(c.fetch("a", Some(1)).err().map(|e| e.code), Some("34000"));
+        assert_eq!(shapes.lock().keys().collect::<Vec<_>>(), vec!["h"]);
+        c.close(None).unwrap();
+        assert!(shapes.lock().is_empty());
+        assert_eq!(c.close(Some("h")).unwrap_err().code, "34000");
     }
 }
