@@ -1,14 +1,17 @@
 //! Real ORMs, unchanged, against keyclaim and against PostgreSQL: each
 //! application in tests/orm (SQLAlchemy 2 on psycopg2 and on psycopg 3,
-//! Django 5.2 on both, Alembic migrations on both, asyncpg) runs once against a fresh PostgreSQL
-//! database and once against a fresh keyclaim, and prints a transcript of
-//! what it observed (rows, counts, SQLSTATEs, constraint names); the two
-//! transcripts must be identical.
+//! Django 5.2 on both, Alembic migrations on both, asyncpg, knex on
+//! node-postgres) runs once against a fresh PostgreSQL database and once
+//! against a fresh keyclaim, and prints a transcript of what it observed
+//! (rows, counts, SQLSTATEs, constraint names); the two transcripts must
+//! be identical.
 //!
-//! The PostgreSQL comes from `KEYCLAIM_TEST_PG` (as for tests/differential.rs)
-//! and the Python interpreter from `KEYCLAIM_TEST_PYTHON`, one with
-//! tests/orm/requirements.txt installed (.ci/run makes it). Without either
-//! the tests are skipped locally and fail under CI.
+//! The PostgreSQL comes from `KEYCLAIM_TEST_PG` (as for tests/differential.rs),
+//! the Python interpreter from `KEYCLAIM_TEST_PYTHON`, one with
+//! tests/orm/requirements.txt installed, and the node packages of
+//! tests/orm/package.json from `KEYCLAIM_TEST_NODE_MODULES` (a
+//! node_modules directory; .ci/run makes both). Without them the tests are
+//! skipped locally and fail under CI.
 //!
 //! Steps keyclaim does not pass yet are named in each script's
 //! KNOWN_FAILURES and skipped on both sides; `ORM_KNOWN_FAILURES=1`
@@ -25,25 +28,47 @@ use tokio_postgres::NoTls;
 
 use common::TestPostgres as Postgres;
 
-/// The PostgreSQL and the Python to run with, or None when the test is
-/// skipped (never under CI).
-fn setup() -> Option<(Postgres, String)> {
-    match (
-        common::test_postgres(),
-        std::env::var("KEYCLAIM_TEST_PYTHON").ok(),
-    ) {
-        (Some(pg), Some(python)) => Some((pg, python)),
-        _ => {
-            assert!(
-                std::env::var("CI").is_err(),
-                "KEYCLAIM_TEST_PG and KEYCLAIM_TEST_PYTHON must be set under CI: the ORM tests may not be skipped"
-            );
-            eprintln!(
-                "skipped: set KEYCLAIM_TEST_PG (a PostgreSQL) and KEYCLAIM_TEST_PYTHON (a Python with tests/orm/requirements.txt) to run the ORM suites"
-            );
-            None
-        }
+/// How a script runs: its interpreter and the environment it needs.
+struct Interpreter {
+    program: String,
+    env: Vec<(&'static str, String)>,
+}
+
+/// The interpreter of `script_name` (Python for `.py`, node for `.js`),
+/// from the environment variable that names it, or its name.
+fn interpreter(script_name: &str) -> Result<Interpreter, &'static str> {
+    if script_name.ends_with(".js") {
+        let modules = std::env::var("KEYCLAIM_TEST_NODE_MODULES").map_err(|_| {
+            "KEYCLAIM_TEST_NODE_MODULES (node_modules with tests/orm/package.json installed)"
+        })?;
+        Ok(Interpreter {
+            program: "node".into(),
+            env: vec![("NODE_PATH", modules)],
+        })
+    } else {
+        let python = std::env::var("KEYCLAIM_TEST_PYTHON")
+            .map_err(|_| "KEYCLAIM_TEST_PYTHON (a Python with tests/orm/requirements.txt)")?;
+        Ok(Interpreter {
+            program: python,
+            env: Vec::new(),
+        })
     }
+}
+
+/// The PostgreSQL and the interpreter to run `script_name` with, or None
+/// when the test is skipped (never under CI).
+fn setup(script_name: &str) -> Option<(Postgres, Interpreter)> {
+    let missing = match (common::test_postgres(), interpreter(script_name)) {
+        (Some(pg), Ok(interpreter)) => return Some((pg, interpreter)),
+        (None, _) => "KEYCLAIM_TEST_PG (a PostgreSQL)",
+        (_, Err(missing)) => missing,
+    };
+    assert!(
+        std::env::var("CI").is_err(),
+        "{missing} must be set under CI: the ORM tests may not be skipped"
+    );
+    eprintln!("skipped: set {missing} to run {script_name}");
+    None
 }
 
 fn script(name: &str) -> PathBuf {
@@ -58,11 +83,18 @@ struct Run {
     stderr: String,
 }
 
-/// Runs `python script dsn args...` and returns its output; panics if it
+/// Runs `interpreter script dsn args...` and returns its output; panics if it
 /// does not finish in time or exits with an error.
-async fn run_script(python: &str, script_name: &str, dsn: &str, args: &[&str], side: &str) -> Run {
-    let mut cmd = tokio::process::Command::new(python);
-    cmd.arg(script(script_name))
+async fn run_script(
+    interpreter: &Interpreter,
+    script_name: &str,
+    dsn: &str,
+    args: &[&str],
+    side: &str,
+) -> Run {
+    let mut cmd = tokio::process::Command::new(&interpreter.program);
+    cmd.envs(interpreter.env.iter().map(|(k, v)| (k, v)))
+        .arg(script(script_name))
         .arg(dsn)
         .args(args)
         // Never leave __pycache__ in the source tree.
@@ -76,7 +108,7 @@ async fn run_script(python: &str, script_name: &str, dsn: &str, args: &[&str], s
     let output = tokio::time::timeout(Duration::from_secs(120), cmd.output())
         .await
         .unwrap_or_else(|_| panic!("{script_name} {args:?} against {side} took over 120 s"))
-        .unwrap_or_else(|e| panic!("running {python} (KEYCLAIM_TEST_PYTHON): {e}"));
+        .unwrap_or_else(|e| panic!("running {}: {e}", interpreter.program));
     let run = Run {
         stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
         stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
@@ -94,7 +126,7 @@ async fn run_script(python: &str, script_name: &str, dsn: &str, args: &[&str], s
 /// Runs `script_name` with `args` against a fresh PostgreSQL database and
 /// a fresh keyclaim, and asserts that the transcripts are identical.
 async fn compare(script_name: &str, args: &[&str], db: &str) {
-    let Some((pg, python)) = setup() else {
+    let Some((pg, interpreter)) = setup(script_name) else {
         return;
     };
 
@@ -118,7 +150,7 @@ async fn compare(script_name: &str, args: &[&str], db: &str) {
             .unwrap_or_else(|e| panic!("{sql} on the test PostgreSQL: {e}"));
     }
     let pg_dsn = format!("postgresql://{}@{}:{}/{db}", pg.user, pg.host, pg.port);
-    let expected = run_script(&python, script_name, &pg_dsn, args, "PostgreSQL").await;
+    let expected = run_script(&interpreter, script_name, &pg_dsn, args, "PostgreSQL").await;
     admin
         .batch_execute(&format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))
         .await
@@ -132,7 +164,7 @@ async fn compare(script_name: &str, args: &[&str], db: &str) {
         pg.user,
         server.addr.port()
     );
-    let actual = run_script(&python, script_name, &kc_dsn, args, "keyclaim").await;
+    let actual = run_script(&interpreter, script_name, &kc_dsn, args, "keyclaim").await;
     server.shutdown().await;
 
     assert!(
@@ -185,4 +217,9 @@ async fn alembic_on_psycopg3() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asyncpg() {
     compare("asyncpg_app.py", &[], "asyncpg").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn knex() {
+    compare("knex_app.js", &[], "knex").await;
 }

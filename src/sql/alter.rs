@@ -315,13 +315,16 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                     },
                     ast::AlterColumnOperation::SetNotNull => AlterOp::NotNull { column, set: true },
                     ast::AlterColumnOperation::SetDataType {
-                        data_type,
-                        using: None,
-                        ..
-                    } => AlterOp::SetType {
-                        column,
-                        ty: SqlType::from_ast(data_type)?,
-                    },
+                        data_type, using, ..
+                    } if using
+                        .as_ref()
+                        .is_none_or(|u| is_own_cast(u, &column, data_type)) =>
+                    {
+                        AlterOp::SetType {
+                            column,
+                            ty: SqlType::from_ast(data_type)?,
+                        }
+                    }
                     ast::AlterColumnOperation::DropNotNull => {
                         AlterOp::NotNull { column, set: false }
                     }
@@ -342,4 +345,29 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
         if_exists: at.if_exists,
         ops,
     })
+}
+
+/// Whether a `USING` expression is the column cast to the new type
+/// (`USING ("title"::varchar(300))`, what knex's `.alter()` sends), which
+/// is what a type change without USING does.
+fn is_own_cast(using: &ast::Expr, column: &str, data_type: &ast::DataType) -> bool {
+    let mut e = using;
+    while let ast::Expr::Nested(inner) = e {
+        e = inner;
+    }
+    match e {
+        ast::Expr::Cast {
+            expr,
+            data_type: to,
+            ..
+        } => {
+            let mut inner = expr.as_ref();
+            while let ast::Expr::Nested(i) = inner {
+                inner = i;
+            }
+            matches!(inner, ast::Expr::Identifier(id) if ident(id) == column)
+                && to.to_string() == data_type.to_string()
+        }
+        _ => false,
+    }
 }

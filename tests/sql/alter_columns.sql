@@ -47,6 +47,8 @@ INSERT INTO vc VALUES (1, 'abcde', 'long text');
 INSERT INTO vc VALUES (2, 'abcdefgh', 'x');
 ALTER TABLE vc ALTER COLUMN s TYPE varchar(10);
 INSERT INTO vc VALUES (2, 'abcdefgh', 'x');
+ALTER TABLE "vc" ALTER COLUMN "s" TYPE varchar(12) USING ("s"::varchar(12));
+INSERT INTO vc VALUES (3, 'abcdefghijk', 'y');
 ALTER TABLE vc ALTER COLUMN s SET DATA TYPE text;
 SELECT * FROM vc ORDER BY id;
 \d vc
