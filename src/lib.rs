@@ -57,11 +57,14 @@
 //!   functions in FROM as one-row subqueries (`query::from_functions`,
 //!   with PostgreSQL's generate_series in `query::series`), PostgreSQL's
 //!   date/time field functions (`query::dates`: EXTRACT, date_part,
-//!   date_trunc, AT TIME ZONE) and JSON operators (`query::json`), computed
-//!   row by row (`query::row_fn`), the table
+//!   date_trunc, AT TIME ZONE), JSON operators (`query::json`) and LIKE
+//!   with any ESCAPE (`query::like`), computed row by row
+//!   (`query::row_fn`), the table
 //!   column each result column is, for RowDescription (`query::origins`),
 //!   and pg_catalog / information_schema with the catalog functions,
-//!   built per execution from a snapshot of the catalog (`query::system`).
+//!   built per execution from a snapshot of the catalog (`query::system`;
+//!   `unnest` of a catalog row's key array runs as a join with a hidden
+//!   relation of its elements, `query::from_functions`).
 //! - [`sql`]: parsing, planning, expression evaluation; `sql::copy` reads
 //!   COPY's options and reads and writes its text and CSV formats;
 //!   `sql::maintenance` accepts VACUUM and ANALYZE, which sqlparser
