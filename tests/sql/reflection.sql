@@ -33,3 +33,7 @@ CREATE TABLE dd (id serial PRIMARY KEY, name varchar(20) UNIQUE, n integer CHECK
 \d+ dd
 SELECT pg_size_pretty(1000000::bigint), pg_size_pretty(10239::bigint), pg_size_pretty(10240::bigint), pg_size_pretty(123456789012::bigint), pg_size_pretty(-20000::bigint);
 DROP TABLE dd;
+SELECT oid, collname, collnamespace, collowner, collprovider, collisdeterministic, collencoding, collcollate, collctype FROM pg_collation WHERE oid IN (100, 950, 951) ORDER BY oid;
+CREATE TABLE coll (id integer PRIMARY KEY, name varchar(20));
+SELECT a.attname, (SELECT json_build_object('name', c.collname, 'schema', CASE WHEN pg_catalog.pg_collation_is_visible(c.oid) THEN NULL ELSE n.nspname END) FROM pg_catalog.pg_collation c JOIN pg_catalog.pg_namespace n ON n.oid = c.collnamespace WHERE c.oid = a.attcollation) AS collation FROM pg_catalog.pg_attribute a WHERE a.attrelid = 'coll'::regclass AND a.attnum > 0 ORDER BY a.attnum;
+DROP TABLE coll;

@@ -777,13 +777,11 @@ pub(super) fn is_view(name: &str) -> bool {
 
 /// The relations that are empty in keyclaim, whatever its catalog holds:
 /// it has no inheritance, triggers, enums, ranges, extensions, operator
-/// classes it names (`pg_index.indclass` is 0),
-/// collations of its own, row security, extended statistics,
+/// classes it names (`pg_index.indclass` is 0), row security, extended statistics,
 /// publications, rules, views or role memberships.
 pub(super) const EMPTY: &[&str] = &[
     "keyclaim reloptions",
     "pg_auth_members",
-    "pg_collation",
     "pg_enum",
     "pg_extension",
     "pg_inherits",
@@ -829,6 +827,7 @@ pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
             }),
             true,
         ),
+        "pg_collation" => collations(),
         "pg_namespace" => namespaces(),
         "pg_class" => classes(s),
         "pg_attribute" => attributes(s),
@@ -1335,6 +1334,33 @@ fn sequences_view(s: &Snapshot) -> Vec<Vec<Cell>> {
             ])
         })
         .collect()
+}
+
+/// The collations every PostgreSQL database has, which text columns name
+/// (`attcollation` 100, the database's default); keyclaim compares text
+/// byte-wise (C) whatever the name.
+fn collations() -> Vec<Vec<Cell>> {
+    [
+        (100u32, "default", "d", None),
+        (950, "C", "c", Some("C")),
+        (951, "POSIX", "c", Some("POSIX")),
+    ]
+    .into_iter()
+    .map(|(oid, name, provider, locale)| {
+        let locale = locale.map_or(Cell::Null, Cell::from);
+        row![
+            oid,
+            name,
+            PG_CATALOG_NAMESPACE,
+            SUPERUSER,
+            provider,
+            true,
+            -1i64,
+            locale.clone(),
+            locale
+        ]
+    })
+    .collect()
 }
 
 fn access_methods() -> Vec<Vec<Cell>> {
