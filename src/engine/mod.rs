@@ -478,37 +478,38 @@ impl Engine {
             });
         }
         let needs = found::needs(&stmt, false)?;
-        match self
-            .plan_one_table(&stmt, sql.clone(), hints, own, source, needs)
-            .await
-        {
+        let planned = match self.plan_one_table(&stmt, hints, own, source, needs).await {
             // The single-table evaluator lacks one of the statement's
             // expressions (`EXTRACT`, `->>`, `date_trunc`, ...): the query
             // engine runs the query, or finds the write's rows and computes
             // its values. A locking SELECT stays the fast path's.
             Err(e) if e.beyond_fast_path => match &stmt {
                 Statement::Query(q) if q.locks.is_empty() => {
-                    Box::pin(self.plan_query(&stmt, sql, hints, own, source)).await
+                    return Box::pin(self.plan_query(&stmt, sql, hints, own, source)).await;
                 }
                 _ => match found::needs(&stmt, true)? {
                     Some(needs) => {
-                        let planned =
-                            self.plan_one_table(&stmt, sql, hints, own, source, Some(needs));
+                        let planned = self.plan_one_table(&stmt, hints, own, source, Some(needs));
                         Box::pin(planned).await
                     }
                     None => Err(e),
                 },
             },
             planned => planned,
-        }
+        };
+        // The text goes with the plan (moved, not copied: a simple query
+        // with literals is planned at every execution).
+        planned.map(|mut prepared| {
+            prepared.sql = sql;
+            prepared
+        })
     }
 
     /// Plan a statement on one table (a write may take its rows from a
-    /// query, `needs`, planned first).
+    /// query, `needs`, planned first); the caller gives it its text.
     async fn plan_one_table(
         &self,
         stmt: &Statement,
-        sql: String,
         hints: &[Option<SqlType>],
         own: Option<TxnId>,
         source: &str,
@@ -553,7 +554,7 @@ impl Engine {
             None => planner.plan(stmt)?,
         };
         Ok(Prepared {
-            sql,
+            sql: String::new(),
             param_types: planner.params.resolved(),
             columns: planned.columns,
             plan: Arc::new(planned.plan),

@@ -434,8 +434,8 @@ fn check_zone(zone: &str) -> SqlResult<()> {
 }
 
 impl DateFn {
-    /// The argument a unit or zone is given in, and the date/time one.
-    fn args<'a>(&self, given: &'a [DataType]) -> DfResult<(&'a DataType, Input)> {
+    /// The kind of date/time the function is given (after its unit or zone).
+    fn args(&self, given: &[DataType]) -> DfResult<Input> {
         let name = self.name();
         match given {
             [text, value] => match Input::of(value) {
@@ -445,7 +445,7 @@ impl DateFn {
                         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null
                     ) =>
                 {
-                    Ok((text, input))
+                    Ok(input)
                 }
                 _ => plan_err!("function {name}({text}, {value}) does not exist"),
             },
@@ -484,7 +484,7 @@ impl ScalarUDFImpl for DateFn {
     }
 
     fn coerce_types(&self, given: &[DataType]) -> DfResult<Vec<DataType>> {
-        let (_, input) = self.args(given)?;
+        let input = self.args(given)?;
         Ok(vec![DataType::Utf8, self.computes_on(input).arrow()])
     }
 
@@ -498,7 +498,7 @@ impl ScalarUDFImpl for DateFn {
             .iter()
             .map(|f| f.data_type().clone())
             .collect();
-        let (_, input) = self.args(&types)?;
+        let input = self.args(&types)?;
         let input = self.computes_on(input);
         let constant = args
             .scalar_arguments

@@ -30,8 +30,7 @@ use std::ops::ControlFlow;
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
     FunctionArguments, Ident, JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem,
-    SetExpr, Statement, TableAlias, TableAliasColumnDef, TableFactor, Visit, VisitMut, Visitor,
-    VisitorMut,
+    SetExpr, Statement, TableAlias, TableFactor, Visit, VisitMut, Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -189,35 +188,23 @@ fn key_array(t: &mut TableFactor) -> Option<Expr> {
         .as_ref()
         .map(|a| a.name.clone())
         .unwrap_or_else(|| Ident::new("unnest"));
-    let mut columns = alias
+    let mut given = alias
         .as_ref()
-        .map(|a| a.columns.clone())
-        .unwrap_or_default()
+        .map(|a| a.columns.iter().map(|c| c.name.clone()).collect())
+        .unwrap_or_else(Vec::new)
         .into_iter();
     // PostgreSQL's names: the alias (or the function) for the element,
+    // then the option's when `indoption` is unnested beside `indkey`, then
     // `ordinality` for the position, unless the alias lists names.
-    let element = columns
+    let element = given.next().unwrap_or_else(|| name.clone());
+    let option = with_option
+        .then(|| given.next())
+        .flatten()
+        .unwrap_or_else(|| Ident::with_quote('"', format!("{relation} option")));
+    let ordinality = given
         .next()
-        .map(|c| c.name)
-        .unwrap_or_else(|| name.clone());
-    let option = match columns.next() {
-        Some(c) if with_option => c.name,
-        Some(c) if !*with_ordinality => c.name,
-        Some(c) => {
-            // The name was the ordinality's.
-            columns = vec![TableAliasColumnDef {
-                name: c.name,
-                data_type: None,
-            }]
-            .into_iter();
-            Ident::with_quote('"', format!("{relation} option"))
-        }
-        None => Ident::with_quote('"', format!("{relation} option")),
-    };
-    let ordinality = match columns.next() {
-        Some(c) if *with_ordinality => c.name,
-        _ => Ident::new("ordinality"),
-    };
+        .filter(|_| *with_ordinality)
+        .unwrap_or_else(|| Ident::new("ordinality"));
     let owner_column = Ident::with_quote('"', format!("{relation} owner"));
     let names = if has_option {
         format!("{owner_column}, {element}, {option}, {ordinality}")
