@@ -107,6 +107,46 @@ async fn key_filters_read_by_key_never_scan() {
         .await,
         (1, 2)
     );
+    // A join along a foreign key with one side pinned: the other side is
+    // read by the keys the pinned side names (a lookup join), whichever
+    // side the query names first, instead of scanned (3 pages).
+    for join in [
+        "SELECT b.title, a.name FROM book b JOIN author a ON b.author_id = a.id WHERE b.id = 6",
+        "SELECT b.title, a.name FROM author a JOIN book b ON b.author_id = a.id WHERE b.id = 6",
+        "SELECT a.name FROM author a WHERE a.id IN (SELECT author_id FROM book WHERE id = 6)",
+        "SELECT b.title, a.name FROM book b LEFT JOIN author a ON b.author_id = a.id WHERE b.id = 6",
+    ] {
+        assert_eq!(c.reads(join, vec![]).await, (1, 2), "{join}");
+    }
+    // A few pinned rows name a few keys: one read each.
+    assert_eq!(
+        c.reads(
+            "SELECT b.id, a.email FROM book b JOIN author a ON a.id = b.author_id \
+             WHERE b.id IN (1, 2, 301)",
+            vec![]
+        )
+        .await,
+        (3, 3 + 2)
+    );
+    // A unique key on the other side works the same (claim, then row).
+    assert_eq!(
+        c.reads(
+            "SELECT count(*) FROM author a JOIN author b ON b.email = a.email WHERE a.id = 5",
+            vec![]
+        )
+        .await,
+        (1, 1 + 2)
+    );
+    // The side a RIGHT JOIN keeps is read whole: every row of it shows.
+    assert_eq!(
+        c.reads(
+            "SELECT count(*) FROM book b RIGHT JOIN author a ON b.author_id = a.id AND b.id = 6",
+            vec![]
+        )
+        .await
+        .1,
+        1 + 3
+    );
     // A parameter ($1, extended protocol) pins the key just the same.
     assert_eq!(
         c.reads(

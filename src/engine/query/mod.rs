@@ -26,6 +26,7 @@ mod origins;
 mod provider;
 mod row_fn;
 mod rules;
+mod scan;
 mod series;
 mod subqueries;
 pub(crate) mod system;

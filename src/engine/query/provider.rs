@@ -1,7 +1,7 @@
 //! keyclaim's tables as DataFusion sees them: a table provider whose scan
-//! reads through the statement's transaction layer (`ReadView`: committed
-//! rows plus the statement's own transaction's intents, never another's),
-//! page by page, one Arrow batch per page.
+//! (`scan::ScanExec`) reads through the statement's transaction layer
+//! (`ReadView`: committed rows plus the statement's own transaction's
+//! intents, never another's).
 //!
 //! Equality or an IN list on the primary key (or a unique key) among the
 //! filters DataFusion pushes down turns the scan into point reads, chosen
@@ -12,27 +12,22 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{
     Column as DfColumn, Constraint, Constraints, DataFusionError, Result as DfResult,
 };
 use datafusion::datasource::TableType;
-use datafusion::execution::TaskContext;
 use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, TableProviderFilterPushDown};
-use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
-use datafusion::physical_plan::streaming::{PartitionStream, StreamingTableExec};
-use datafusion::physical_plan::{ExecutionPlan, SendableRecordBatchStream};
-use futures::stream::{StreamExt, TryStreamExt};
+use datafusion::physical_plan::ExecutionPlan;
 
 use super::super::env::SessionEnv;
-use super::super::read;
-use super::types::{column_array, from_scalar, table_schema};
+use super::scan::ScanExec;
+use super::types::{from_scalar, table_schema};
 use crate::catalog::TableDef;
 use crate::claims::read_view::ReadView;
-use crate::error::{SqlError, SqlResult};
+use crate::error::SqlError;
 use crate::sql::expr::{BinOp, Expr};
-use crate::sql::plan::{source, Access, Source};
+use crate::sql::plan::{source, Access};
 use crate::store::Store;
 
 /// What a scan reads with: set on the session config of each execution
@@ -223,88 +218,8 @@ impl TableProvider for Table {
             None => (0..self.def.visible().len()).collect(),
         };
         let schema = Arc::new(self.schema.project(&columns)?);
-        let partition = Arc::new(Partition {
-            schema: schema.clone(),
-            columns,
-            src,
-            cx,
-        });
-        Ok(Arc::new(StreamingTableExec::try_new(
-            schema,
-            vec![partition],
-            None,
-            Vec::new(),
-            false,
-            limit,
-        )?))
+        Ok(Arc::new(ScanExec::new(schema, columns, src, cx, limit)))
     }
-}
-
-/// The rows of one scan, as a stream of Arrow batches.
-struct Partition {
-    schema: SchemaRef,
-    columns: Vec<usize>,
-    src: Source,
-    cx: Arc<ScanCtx>,
-}
-
-impl std::fmt::Debug for Partition {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Partition")
-            .field("table", &self.src.table.name)
-            .field("access", &self.src.access)
-            .finish()
-    }
-}
-
-impl PartitionStream for Partition {
-    fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
-    fn execute(&self, _ctx: Arc<TaskContext>) -> SendableRecordBatchStream {
-        let cx = &self.cx;
-        let rows = read::rows(
-            cx.store.clone(),
-            cx.reads.clone(),
-            self.src.clone(),
-            Arc::new(Vec::new()),
-            cx.env.clone(),
-            cx.page,
-        );
-        let (schema, columns, table) = (
-            self.schema.clone(),
-            Arc::new(self.columns.clone()),
-            self.src.table.clone(),
-        );
-        let batches = rows
-            .map_ok(|(_, row)| row.values)
-            .try_chunks(cx.page)
-            .map_err(|e| e.1)
-            .map(move |chunk| {
-                chunk
-                    .and_then(|rows| batch(&schema, &table, &columns, &rows))
-                    .map_err(external)
-            });
-        Box::pin(RecordBatchStreamAdapter::new(self.schema.clone(), batches))
-    }
-}
-
-/// Rows (full table width) as one batch of the projected columns.
-fn batch(
-    schema: &SchemaRef,
-    t: &TableDef,
-    columns: &[usize],
-    rows: &[Vec<crate::types::Value>],
-) -> SqlResult<RecordBatch> {
-    let arrays = columns
-        .iter()
-        .map(|&c| column_array(&t.columns[c].ty, rows.iter().map(|r| &r[c])))
-        .collect::<SqlResult<Vec<_>>>()?;
-    let options =
-        datafusion::arrow::record_batch::RecordBatchOptions::new().with_row_count(Some(rows.len()));
-    RecordBatch::try_new_with_options(schema.clone(), arrays, &options)
-        .map_err(|e| SqlError::internal(e.to_string()))
 }
 
 /// A keyclaim error carried through DataFusion, unwrapped again in `errors`.
