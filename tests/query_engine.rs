@@ -156,6 +156,45 @@ async fn key_filters_read_by_key_never_scan() {
         .await,
         (1, 1)
     );
+    // The plan is optimized once with its parameters unbound; each
+    // execution's values still pin the keys: a cast parameter, an array
+    // of keys (`= ANY($1)`, as asyncpg and ORMs' batch loads send), and a
+    // join pinned by a parameter.
+    let keys = |ids: &[i32]| {
+        Value::Array(Box::new(keyclaim::types::Array {
+            elem: SqlType::Int4,
+            items: ids.iter().map(|&i| Value::Int4(i)).collect(),
+        }))
+    };
+    for (sql, params, expected) in [
+        (
+            "SELECT a.name, count(*) FROM author a WHERE a.id = $1::integer GROUP BY a.name",
+            vec![Value::Int4(43)],
+            (1, 1),
+        ),
+        (
+            "SELECT DISTINCT a.id FROM author a WHERE a.id = ANY($1)",
+            vec![keys(&[1, 2, 3, 4])],
+            (4, 4),
+        ),
+        (
+            "SELECT DISTINCT a.id FROM author a WHERE a.id = ANY($1)",
+            vec![keys(&[5, 9000])],
+            (1, 2),
+        ),
+        (
+            "SELECT b.title, a.name FROM book b JOIN author a ON b.author_id = a.id WHERE b.id = $1",
+            vec![Value::Int4(7)],
+            (1, 2),
+        ),
+        (
+            "SELECT b.title, a.name FROM book b JOIN author a ON b.author_id = a.id WHERE b.id = $1",
+            vec![Value::Int4(8)],
+            (1, 2),
+        ),
+    ] {
+        assert_eq!(c.reads(sql, params).await, expected, "{sql}");
+    }
 }
 
 #[tokio::test]

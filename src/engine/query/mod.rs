@@ -234,10 +234,24 @@ fn needs_engine(e: &ast::Expr) -> bool {
     }
 }
 
+/// How close to the end of its stack a recursive walk of a query (the
+/// parser's, the rewrites' visitors, DataFusion's planner) may run before
+/// it moves to a new segment, and that segment's size. The crates' own
+/// red zone (128 KiB) is smaller than one frame of sqlparser's expression
+/// visitor in an unoptimized build (139 KiB), which then overflowed a
+/// worker's stack on a nested catalog query.
+const RED_ZONE: usize = 512 * 1024;
+const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+
 /// A query planned by DataFusion, ready to bind and run any number of times.
 #[derive(Debug)]
 pub struct QueryPlan {
     logical: LogicalPlan,
+    /// The plan optimized once, parameters still placeholders, for a
+    /// query whose optimization does not depend on when it runs (no
+    /// `now()`, `current_date`, ...; `optimized_once`); each execution
+    /// binds it and plans only its physical form.
+    optimized: Option<LogicalPlan>,
     /// The tables it reads (to re-plan after DDL).
     pub(crate) tables: Vec<Arc<TableDef>>,
     /// DataFusion's type for each `$n`, to bind the values as.
@@ -272,6 +286,8 @@ pub(crate) struct QueryEngine {
 
 impl QueryEngine {
     pub fn new() -> QueryEngine {
+        recursive::set_minimum_stack_size(RED_ZONE);
+        recursive::set_stack_allocation_size(STACK_SEGMENT);
         let mut config = SessionConfig::new()
             // One stream per scan: the machine is small and rows come
             // from the store in pages anyway.
@@ -416,9 +432,14 @@ impl QueryEngine {
                     .unwrap_or(SqlType::Text)
             })
             .collect();
+        let optimized = match system {
+            None => self.optimized_once(&logical),
+            Some(_) => None,
+        };
         Ok((
             QueryPlan {
                 logical,
+                optimized,
                 tables: defs,
                 params,
                 system,
@@ -497,16 +518,33 @@ impl QueryEngine {
             }
             (None, _) => plan.logical.clone(),
         };
-        let logical = if cx.params.is_empty() {
-            logical
-        } else {
-            let values = bind(&cx.params, param_types, &plan.params)?;
-            logical.with_param_values(values).map_err(df_error)?
+        let bound = |logical: LogicalPlan| match cx.params.is_empty() {
+            true => Ok(logical),
+            false => {
+                let values = bind(&cx.params, param_types, &plan.params)?;
+                logical.with_param_values(values).map_err(df_error)
+            }
         };
-        // now() and current_date are simplified to this execution's start
-        // time, which DataFusion marks only when asked to.
-        state.mark_start_execution();
-        let physical = AssertUnwindSafe(state.create_physical_plan(&logical))
+        let (logical, optimized) = match (&plan.optimized, &plan.system) {
+            (Some(optimized), None) => (logical, Some(bound(optimized.clone())?)),
+            _ => (bound(logical)?, None),
+        };
+        let planning = async {
+            match &optimized {
+                Some(optimized) => {
+                    let planner = state.query_planner().clone();
+                    planner.create_physical_plan(optimized, &state).await
+                }
+                None => {
+                    // now() and current_date are simplified to this
+                    // execution's start time, which DataFusion marks only
+                    // when asked to.
+                    state.mark_start_execution();
+                    state.create_physical_plan(&logical).await
+                }
+            }
+        };
+        let physical = AssertUnwindSafe(planning)
             .catch_unwind()
             .await
             .map_err(|_| panicked())?
@@ -556,6 +594,43 @@ impl QueryEngine {
             tag: "SELECT".into(),
         })
     }
+}
+
+impl QueryEngine {
+    /// `logical` analyzed and optimized now, to be bound and run any
+    /// number of times; None where that would not give each execution the
+    /// plan it would make itself: a function whose value depends on the
+    /// execution (`now()`, `current_date`, which the optimizer folds to
+    /// the execution's start) or an optimization that fails here (it
+    /// fails again, with its error, when run).
+    fn optimized_once(&self, logical: &LogicalPlan) -> Option<LogicalPlan> {
+        if !all_functions_immutable(logical) {
+            return None;
+        }
+        self.state.optimize(logical).ok()
+    }
+}
+
+/// Whether every scalar function the plan calls (subqueries included)
+/// gives the same answer for the same arguments at any time.
+fn all_functions_immutable(plan: &LogicalPlan) -> bool {
+    use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+    use datafusion::logical_expr::{Expr, Volatility};
+    let mut immutable = true;
+    let _ = plan.apply_with_subqueries(|node| {
+        node.apply_expressions(|e| {
+            e.apply(|e| {
+                if let Expr::ScalarFunction(f) = e {
+                    if f.func.signature().volatility != Volatility::Immutable {
+                        immutable = false;
+                        return Ok(TreeNodeRecursion::Stop);
+                    }
+                }
+                Ok(TreeNodeRecursion::Continue)
+            })
+        })
+    });
+    immutable
 }
 
 /// The types of parameters DataFusion leaves untyped where PostgreSQL

@@ -14,7 +14,7 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{Session, TableProvider};
 use datafusion::common::{
-    Column as DfColumn, Constraint, Constraints, DataFusionError, Result as DfResult,
+    Column as DfColumn, Constraint, Constraints, DataFusionError, Result as DfResult, ScalarValue,
 };
 use datafusion::datasource::TableType;
 use datafusion::logical_expr::{BinaryExpr, Expr as DfExpr, Operator, TableProviderFilterPushDown};
@@ -79,15 +79,11 @@ impl Table {
 
     /// `col = constant` or `col IN (constants)` on a key column (which is
     /// also what `col = ANY (array)` becomes), as the fast path's filter
-    /// expression.
-    fn key_filter(&self, e: &DfExpr) -> Option<Expr> {
-        let constant = |e: &DfExpr, col: usize| match e {
-            DfExpr::Literal(s, _) => {
-                let v = from_scalar(s.clone(), &self.def.columns[col].ty).ok()?;
-                Some(Expr::Literal(v))
-            }
-            _ => None,
-        };
+    /// expression. `planning`: the parameters are not bound yet, so a
+    /// parameter counts as a constant (the filter is pushed to the scan,
+    /// which sees it bound); a scan never takes an unbound one.
+    fn key_filter(&self, e: &DfExpr, planning: bool) -> Option<Expr> {
+        let constant = |e: &DfExpr, col: usize| self.constant(e, col, planning);
         match e {
             DfExpr::BinaryExpr(BinaryExpr {
                 left,
@@ -135,8 +131,51 @@ impl Table {
                     .collect::<Option<Vec<_>>>()?;
                 Some(Expr::InList(Box::new(Expr::Column(i)), items, false))
             }
+            // `col = ANY($1)` in a plan optimized before its parameters
+            // were bound: the bound array's elements are the keys.
+            DfExpr::ScalarFunction(f) if f.name() == "array_has" => {
+                let [haystack, DfExpr::Column(col)] = f.args.as_slice() else {
+                    return None;
+                };
+                let i = self.column_of(col).filter(|&i| self.is_key_column(i))?;
+                let items = match haystack {
+                    DfExpr::Placeholder(_) if planning => Vec::new(),
+                    DfExpr::Literal(ScalarValue::List(list), _)
+                        if !datafusion::arrow::array::Array::is_null(list.as_ref(), 0) =>
+                    {
+                        let elements = list.value(0);
+                        (0..elements.len())
+                            .map(|n| {
+                                let s = ScalarValue::try_from_array(&elements, n).ok()?;
+                                self.constant(&DfExpr::Literal(s, None), i, planning)
+                            })
+                            .collect::<Option<Vec<_>>>()?
+                    }
+                    _ => return None,
+                };
+                Some(Expr::InList(Box::new(Expr::Column(i)), items, false))
+            }
             _ => None,
         }
+    }
+
+    /// The value a key is compared with, as a literal of column `col`'s
+    /// type: a constant, a constant under a cast (a parameter's cast once
+    /// bound) or, while `planning`, a parameter (as NULL: only its shape
+    /// matters then).
+    fn constant(&self, e: &DfExpr, col: usize, planning: bool) -> Option<Expr> {
+        let ty = &self.def.columns[col].ty;
+        let value = match e {
+            DfExpr::Literal(s, _) => s.clone(),
+            DfExpr::Cast(cast) => match cast.expr.as_ref() {
+                DfExpr::Literal(s, _) => s.cast_to(cast.field.data_type()).ok()?,
+                DfExpr::Placeholder(_) if planning => ScalarValue::Null,
+                _ => return None,
+            },
+            DfExpr::Placeholder(_) if planning => ScalarValue::Null,
+            _ => return None,
+        };
+        Some(Expr::Literal(from_scalar(value, ty).ok()?))
     }
 }
 
@@ -187,7 +226,7 @@ impl TableProvider for Table {
     ) -> DfResult<Vec<TableProviderFilterPushDown>> {
         Ok(filters
             .iter()
-            .map(|f| match self.key_filter(f) {
+            .map(|f| match self.key_filter(f, true) {
                 Some(_) => TableProviderFilterPushDown::Inexact,
                 None => TableProviderFilterPushDown::Unsupported,
             })
@@ -207,7 +246,7 @@ impl TableProvider for Table {
         // The key conjuncts pick the access path; the fast path's rule.
         let keys = filters
             .iter()
-            .filter_map(|f| self.key_filter(f))
+            .filter_map(|f| self.key_filter(f, false))
             .reduce(|a, b| Expr::Binary(BinOp::And, Box::new(a), Box::new(b)));
         let mut src = source(self.def.clone(), keys);
         if matches!(src.access, Access::Scan) {
