@@ -52,7 +52,10 @@
 //!   operations, windows, expressions the single-table evaluator lacks):
 //!   syntax rules that make its answers PostgreSQL's,
 //!   table providers that read through the statement's `ReadView` and turn
-//!   key filters into point reads, Arrow type mapping, error mapping,
+//!   key filters into point reads, and their scans (`query::scan`), which
+//!   read by key the keys a hash join's build side names (a lookup join);
+//!   a plan optimized once and bound at each execution where its
+//!   optimization does not depend on the time; Arrow type mapping, error mapping,
 //!   subquery rewrites DataFusion can decorrelate (`query::subqueries`),
 //!   functions in FROM as one-row subqueries (`query::from_functions`,
 //!   with PostgreSQL's generate_series in `query::series`), PostgreSQL's

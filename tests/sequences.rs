@@ -165,6 +165,42 @@ async fn one_proxy_hands_out_ids_in_order_and_another_takes_a_fresh_block() {
         .unwrap()
         .get(0);
     assert_eq!(v, 1001);
+    // SELECT * FROM s shows the counter: the last value some proxy
+    // reserved (this one's block ends BLOCK values after 1001).
+    let (last, called): (i64, bool) = {
+        let r = cb
+            .query_one("SELECT last_value, is_called FROM s", &[])
+            .await
+            .unwrap();
+        (r.get(0), r.get(1))
+    };
+    assert_eq!(
+        (last, called),
+        (1000 + keyclaim::engine::sequence::BLOCK, true)
+    );
+    // ALTER SEQUENCE RESTART on the other proxy: the counter restarts;
+    // this proxy uses up the block it holds first, as a PostgreSQL session
+    // uses up its cached values (and then follows the restart).
+    cb.batch_execute("ALTER SEQUENCE s RESTART WITH 5000")
+        .await
+        .unwrap();
+    let v: i64 = cb
+        .query_one("SELECT nextval('s')", &[])
+        .await
+        .unwrap()
+        .get(0);
+    assert_eq!(v, 5000);
+    // RESTART in a block would roll back in PostgreSQL; a counter cannot.
+    cb.batch_execute("BEGIN").await.unwrap();
+    assert_eq!(
+        common::sqlstate_of(&cb, "ALTER SEQUENCE s RESTART").await,
+        "0A000"
+    );
+    cb.batch_execute("ROLLBACK").await.unwrap();
+    assert_eq!(
+        common::sqlstate_of(&cb, "ALTER SEQUENCE s INCREMENT BY 2").await,
+        "0A000"
+    );
     a.shutdown().await;
     b.shutdown().await;
     test.cleanup().await;

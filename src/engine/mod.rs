@@ -526,7 +526,10 @@ impl Engine {
                 .await
                 .map_err(|e| e.at(loc))?;
             if def.sequence.is_some() {
-                return Err(sequence_as_table(&name, statement_kind(stmt) == "select"));
+                // Read, it is the query engine's (one row of its counter).
+                let reading = statement_kind(stmt) == "select";
+                let e = sequence_as_table(&name, reading);
+                return Err(if reading { e.beyond_fast_path() } else { e });
             }
             tables.insert(name, def);
         }
@@ -603,9 +606,6 @@ impl Engine {
                         }
                         _ => e,
                     })?;
-            if def.sequence.is_some() {
-                return Err(sequence_as_table(name, true));
-            }
             defs.push(def);
         }
         let (plan, columns, param_types) = self.inner.query.plan(parsed, defs, hints, src).await?;
@@ -1113,8 +1113,9 @@ fn written(tag: &str, w: Written, columns: Arc<Vec<Column>>, returning: bool) ->
     }
 }
 
-/// A sequence named where a table belongs: reading one as a table is not
-/// supported yet; writing one is PostgreSQL's 42809.
+/// A sequence named where a table belongs: a locking read is not
+/// supported (the query engine reads one otherwise); writing one is
+/// PostgreSQL's 42809.
 fn sequence_as_table(name: &str, reading: bool) -> SqlError {
     if reading {
         SqlError::unsupported(

@@ -22,8 +22,11 @@ use uuid::Uuid;
 use crate::catalog::{store_error, Catalog, SequenceDef, TableDef, COUNTER_PREFIX};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::session::SequenceValues;
+use crate::sql::alter_sequence::{AlterSequence, Change};
 use crate::sql::expr::{sequence_unsupported, EvalCtx, Expr, SeqFunc};
 use crate::store::{Cas, CatalogRecord, Store, StoreError, TxnId};
+
+use super::{Executed, Outcome};
 use crate::types::Value;
 
 /// Values a proxy reserves at a time at least (a sequence's CACHE may ask
@@ -92,6 +95,99 @@ fn limit_reached(name: &str, def: &SequenceDef) -> SqlError {
         "2200H",
         format!("nextval: reached {which} value of sequence \"{name}\" ({at})"),
     )
+}
+
+impl super::Engine {
+    /// ALTER SEQUENCE: `RESTART [[WITH] n]` sets the counter as
+    /// `setval(name, n, false)` does, outside a transaction block only
+    /// (PostgreSQL's RESTART rolls back with its block; a counter cannot);
+    /// any other change answers 0A000.
+    pub(super) async fn alter_sequence(
+        &self,
+        alter: &AlterSequence,
+        block: crate::txn::Block,
+    ) -> SqlResult<Executed> {
+        let at = match &alter.change {
+            Change::Restart(at) => *at,
+            Change::Unsupported(what) => {
+                return Err(SqlError::unsupported(
+                    format!("ALTER SEQUENCE ... {what} is not supported"),
+                    "keyclaim's ALTER SEQUENCE restarts a sequence (RESTART [WITH n]); for other changes create a new sequence, or set its value with setval()",
+                ))
+            }
+        };
+        if block != crate::txn::Block::Idle {
+            return Err(SqlError::unsupported(
+                "ALTER SEQUENCE inside a transaction block is not supported",
+                "run it outside the block, or call setval(), which is not rolled back, inside it",
+            ));
+        }
+        let name = &alter.name;
+        let def = match self.inner.catalog.lookup(name, None).await? {
+            None if alter.if_exists => {
+                let mut done = Executed::new(Outcome::Command {
+                    tag: "ALTER SEQUENCE".into(),
+                });
+                done.notices.push(super::ddl::notice(
+                    "00000",
+                    format!("relation \"{name}\" does not exist, skipping"),
+                ));
+                return Ok(done);
+            }
+            None => {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_TABLE,
+                    format!("relation \"{name}\" does not exist"),
+                ))
+            }
+            Some(def) => def,
+        };
+        let Some(seq) = &def.sequence else {
+            return Err(SqlError::new(
+                "42809",
+                format!("\"{name}\" is not a sequence"),
+            ));
+        };
+        let value = at.unwrap_or(seq.start);
+        if value < seq.min {
+            return Err(SqlError::new(
+                "22023",
+                format!(
+                    "RESTART value ({value}) cannot be less than MINVALUE ({})",
+                    seq.min
+                ),
+            ));
+        }
+        if value > seq.max {
+            return Err(SqlError::new(
+                "22023",
+                format!(
+                    "RESTART value ({value}) cannot be greater than MAXVALUE ({})",
+                    seq.max
+                ),
+            ));
+        }
+        self.inner.sequences.set(name, seq, value, false).await?;
+        Ok(Executed::new(Outcome::Command {
+            tag: "ALTER SEQUENCE".into(),
+        }))
+    }
+}
+
+/// What `SELECT * FROM` a sequence shows: PostgreSQL's `last_value` and
+/// `is_called` as the counter record holds them (the last value some
+/// proxy reserved, not only handed out: a proxy reserves a block at a
+/// time, as a sequence's CACHE does in PostgreSQL); before any reservation,
+/// the start value, not called.
+pub async fn counter_state(store: &dyn Store, def: &SequenceDef) -> SqlResult<(i64, bool)> {
+    let rec = store
+        .read_catalog(&record_name(&def.counter))
+        .await
+        .map_err(store_error)?;
+    Ok(match rec.as_ref().map(decode).transpose()? {
+        Some(state) => (state.last, state.called),
+        None => (def.start, false),
+    })
 }
 
 impl Sequences {

@@ -137,6 +137,9 @@ impl Engine {
                     self.inner.catalog.table(name, own).await?;
                 }
             }
+            (Utility::AlterSequence(alter), block) => {
+                return self.alter_sequence(alter, block).await;
+            }
             (Utility::RollbackTo(name), Block::InBlock | Block::Failed) => {
                 if let (Some(mark), Some(open)) = (session.savepoint_mark(name), &session.open) {
                     self.undo_after(open, mark).await;

@@ -64,6 +64,9 @@ pub enum Utility {
         tag: &'static str,
         tables: Vec<String>,
     },
+    /// ALTER SEQUENCE (`sql::alter_sequence`), run by the engine, which
+    /// keeps the counters.
+    AlterSequence(crate::sql::alter_sequence::AlterSequence),
     /// CREATE EXTENSION of one whose functions keyclaim has built in
     /// ([`BUILT_IN_EXTENSIONS`]): nothing to install.
     CreateExtension,
@@ -117,6 +120,11 @@ impl Utility {
             }) if setting_name(variable) == crate::sql::maintenance::MARK => {
                 crate::sql::maintenance::plan(values)
                     .map(|(tag, tables)| Utility::Maintenance { tag, tables })
+            }
+            Statement::Set(Set::SingleAssignment {
+                variable, values, ..
+            }) if setting_name(variable) == crate::sql::alter_sequence::MARK => {
+                crate::sql::alter_sequence::plan(values).map(Utility::AlterSequence)
             }
             Statement::Set(set) => plan_set(set).map(Utility::Set),
             Statement::Reset(reset) => Ok(Utility::Reset(match &reset.reset {
@@ -214,6 +222,7 @@ pub fn execute(session: &mut Session, utility: &Utility) -> SqlResult<Executed> 
         }
         Utility::Unlisten => Ok(command("UNLISTEN")),
         Utility::Maintenance { tag, .. } => Ok(command(tag)),
+        Utility::AlterSequence(_) => Ok(command("ALTER SEQUENCE")),
         Utility::CreateExtension => Ok(command("CREATE EXTENSION")),
     }
 }

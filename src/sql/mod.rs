@@ -1,6 +1,7 @@
 //! SQL: parse (sqlparser, PostgreSQL dialect), plan into keyclaim's small set
 //! of operations, and evaluate expressions.
 pub mod alter;
+pub mod alter_sequence;
 pub mod check;
 pub mod copy;
 pub mod ddl;
@@ -44,7 +45,7 @@ fn rewrite(
 ) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
     let tokens = time_zone::rewrite(locking::rewrite(tokens));
     let tokens = set_constraints::rewrite(sequence_options::rewrite(tokens));
-    copy::rewrite(maintenance::rewrite(tokens))
+    copy::rewrite(alter_sequence::rewrite(maintenance::rewrite(tokens)))
 }
 
 /// Each statement of a query string (its tokens up to and including a

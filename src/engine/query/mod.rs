@@ -27,6 +27,7 @@ mod provider;
 mod row_fn;
 mod rules;
 mod scan;
+mod sequence_table;
 mod series;
 mod subqueries;
 pub(crate) mod system;
@@ -39,7 +40,7 @@ use std::sync::Arc;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::catalog::{
     CatalogProvider, CatalogProviderList, MemoryCatalogProvider, MemoryCatalogProviderList,
-    MemorySchemaProvider, SchemaProvider,
+    MemorySchemaProvider, SchemaProvider, TableProvider,
 };
 use datafusion::common::config::Dialect;
 use datafusion::common::ScalarValue;
@@ -462,7 +463,7 @@ impl QueryEngine {
         let public = Arc::new(MemorySchemaProvider::new());
         for def in defs {
             public
-                .register_table(def.name.clone(), Arc::new(Table::new(def.clone())))
+                .register_table(def.name.clone(), relation(def))
                 .map_err(df_error)?;
         }
         let mut state = self.state.clone();
@@ -631,6 +632,15 @@ fn all_functions_immutable(plan: &LogicalPlan) -> bool {
         })
     });
     immutable
+}
+
+/// A relation of keyclaim's as DataFusion reads it: a table, or a sequence
+/// (its one row of counter state).
+fn relation(def: &Arc<TableDef>) -> Arc<dyn TableProvider> {
+    match &def.sequence {
+        Some(seq) => Arc::new(sequence_table::SequenceTable::new(seq.clone())),
+        None => Arc::new(Table::new(def.clone())),
+    }
 }
 
 /// The types of parameters DataFusion leaves untyped where PostgreSQL
