@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use futures::StreamExt;
 use sqlparser::ast::{self, FetchDirection, Statement};
 
 use super::{Engine, Executed, Outcome, Prepared};
@@ -27,8 +28,13 @@ pub enum CursorPlan {
         hold: bool,
         query: Box<Prepared>,
     },
-    /// `FETCH [FORWARD] [n | ALL] FROM name`: `count` rows (None: all).
-    Fetch { name: String, count: Option<u64> },
+    /// `FETCH [FORWARD] [n | ALL] FROM name`: `count` rows (None: all);
+    /// MOVE (`moving`) takes them without sending them.
+    Fetch {
+        name: String,
+        count: Option<u64>,
+        moving: bool,
+    },
 }
 
 impl CursorPlan {
@@ -36,7 +42,8 @@ impl CursorPlan {
     pub fn command_word(&self) -> &'static str {
         match self {
             CursorPlan::Declare { .. } => "DECLARE CURSOR",
-            CursorPlan::Fetch { .. } => "FETCH",
+            CursorPlan::Fetch { moving: false, .. } => "FETCH",
+            CursorPlan::Fetch { moving: true, .. } => "MOVE",
         }
     }
 }
@@ -51,6 +58,7 @@ pub(super) enum Parsed {
     Fetch {
         name: String,
         count: Option<u64>,
+        moving: bool,
     },
 }
 
@@ -65,17 +73,25 @@ pub(super) fn parse(stmt: &Statement) -> Option<SqlResult<Parsed>> {
         Statement::Fetch {
             name,
             direction,
-            into: None,
+            into,
             ..
-        } => fetch_count(direction).map(|count| Parsed::Fetch {
-            name: crate::sql::plan::ident(name),
-            count,
-        }),
+        } if into.as_ref().is_none_or(is_move) => {
+            fetch_count(direction).map(|count| Parsed::Fetch {
+                name: crate::sql::plan::ident(name),
+                count,
+                moving: into.is_some(),
+            })
+        }
         Statement::Fetch { into: Some(_), .. } => {
             Err(refused("FETCH ... INTO", "FETCH the rows to the client"))
         }
         _ => return None,
     })
+}
+
+/// The INTO target a MOVE was rewritten to (`sql::fetch`).
+fn is_move(into: &ast::ObjectName) -> bool {
+    matches!(into.0.as_slice(), [part] if part.as_ident().is_some_and(|i| i.value == crate::sql::fetch::MOVE_MARK))
 }
 
 fn declare(stmts: &[ast::Declare]) -> SqlResult<Parsed> {
@@ -170,7 +186,18 @@ impl Engine {
                 let query = Box::new(query);
                 (CursorPlan::Declare { name, hold, query }, param_types)
             }
-            Parsed::Fetch { name, count } => (CursorPlan::Fetch { name, count }, Vec::new()),
+            Parsed::Fetch {
+                name,
+                count,
+                moving,
+            } => (
+                CursorPlan::Fetch {
+                    name,
+                    count,
+                    moving,
+                },
+                Vec::new(),
+            ),
         };
         Ok(Prepared {
             sql,
@@ -215,12 +242,31 @@ impl Engine {
                     tag: "DECLARE CURSOR".into(),
                 }))
             }
-            CursorPlan::Fetch { name, count } => {
+            CursorPlan::Fetch {
+                name,
+                count,
+                moving: false,
+            } => {
                 let (columns, rows) = session.cursors.fetch(name, *count)?;
                 Ok(Executed::new(Outcome::Rows {
                     columns,
                     rows,
                     tag: "FETCH".into(),
+                }))
+            }
+            CursorPlan::Fetch {
+                name,
+                count,
+                moving: true,
+            } => {
+                let (_, mut rows) = session.cursors.fetch(name, *count)?;
+                let mut moved = 0u64;
+                while let Some(row) = rows.next().await {
+                    row?;
+                    moved += 1;
+                }
+                Ok(Executed::new(Outcome::Command {
+                    tag: format!("MOVE {moved}"),
                 }))
             }
         }

@@ -6,6 +6,7 @@ pub mod check;
 pub mod copy;
 pub mod ddl;
 pub mod expr;
+pub mod fetch;
 pub mod locking;
 pub mod maintenance;
 pub mod plan;
@@ -45,7 +46,8 @@ fn rewrite(
 ) -> Vec<sqlparser::tokenizer::TokenWithSpan> {
     let tokens = time_zone::rewrite(locking::rewrite(tokens));
     let tokens = set_constraints::rewrite(sequence_options::rewrite(tokens));
-    copy::rewrite(alter_sequence::rewrite(maintenance::rewrite(tokens)))
+    let tokens = alter_sequence::rewrite(maintenance::rewrite(tokens));
+    copy::rewrite(fetch::rewrite(tokens))
 }
 
 /// Each statement of a query string (its tokens up to and including a

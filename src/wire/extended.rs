@@ -82,7 +82,12 @@ impl QueryParser for Parser {
         }
         // A FETCH returns its cursor's columns, which the session knows.
         if let Some(stmt) = statements.first_mut() {
-            if let Plan::Cursor(CursorPlan::Fetch { name, .. }) = stmt.plan.as_ref() {
+            if let Plan::Cursor(CursorPlan::Fetch {
+                name,
+                moving: false,
+                ..
+            }) = stmt.plan.as_ref()
+            {
                 if let Some(columns) = self.view.cursor_columns(name) {
                     stmt.columns = columns.as_ref().clone();
                 }
