@@ -8,8 +8,10 @@
 //! changes (INCREMENT, MINVALUE, MAXVALUE, START, CACHE, CYCLE, OWNED BY,
 //! AS, RENAME, ...) answer 0A000 with a hint.
 
-use sqlparser::ast::{Expr, Value};
-use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
+use sqlparser::ast::Expr;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
+
+use super::is_word;
 
 use crate::error::{SqlError, SqlResult};
 
@@ -40,14 +42,8 @@ pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     super::each_statement(tokens, rewrite_statement)
 }
 
-fn is_word(t: &Token, word: &str) -> bool {
-    matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
-}
-
 fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-        .collect();
+    let solid = super::solid(&tokens);
     let at = |n: usize| solid.get(n).map(|&j| &tokens[j].token);
     if !(at(0).is_some_and(|t| is_word(t, "alter"))
         && at(1).is_some_and(|t| is_word(t, "sequence")))
@@ -83,46 +79,14 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
                 .join(" "),
         ],
     };
-    let span = tokens[solid[0]].span;
-    let token = |token: Token| TokenWithSpan { token, span };
-    let mut out: Vec<TokenWithSpan> = tokens[..solid[0]].to_vec();
-    out.push(token(Token::make_keyword("SET")));
-    out.push(token(Token::Whitespace(Whitespace::Space)));
-    out.push(token(Token::Word(Word {
-        value: MARK.to_owned(),
-        quote_style: Some('"'),
-        keyword: sqlparser::keywords::Keyword::NoKeyword,
-    })));
-    out.push(token(Token::Eq));
     let flag = if if_exists { "if_exists" } else { "" };
-    for (i, v) in [name, flag.to_owned()]
-        .into_iter()
-        .chain(values)
-        .enumerate()
-    {
-        if i > 0 {
-            out.push(token(Token::Comma));
-        }
-        out.push(token(Token::SingleQuotedString(v)));
-    }
-    if let Some(&end) = solid.get(end) {
-        out.extend_from_slice(&tokens[end..]);
-    }
-    out
+    let values = [name, flag.to_owned()].into_iter().chain(values);
+    super::mark_set(&tokens, solid[0], MARK, values, solid.get(end).copied())
 }
 
 /// The ALTER SEQUENCE that [`rewrite`] turned into these values.
 pub fn plan(values: &[Expr]) -> SqlResult<AlterSequence> {
-    let texts: Vec<&str> = values
-        .iter()
-        .filter_map(|e| match e {
-            Expr::Value(v) => match &v.value {
-                Value::SingleQuotedString(s) => Some(s.as_str()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
+    let texts = super::marked_values(values);
     let change = match texts.as_slice() {
         [_, _, "restart"] => Change::Restart(None),
         [_, _, "restart", n] => Change::Restart(Some(n.parse().map_err(|_| {

@@ -7,6 +7,8 @@
 
 use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace, Word};
 
+use super::is_word;
+
 /// The FETCH INTO target a MOVE is rewritten to.
 pub const MOVE_MARK: &str = "\0move";
 
@@ -21,14 +23,8 @@ pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     super::each_statement(tokens, rewrite_statement)
 }
 
-fn is_word(t: &Token, word: &str) -> bool {
-    matches!(t, Token::Word(w) if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
-}
-
 fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-        .collect();
+    let solid = super::solid(&tokens);
     let at = |n: usize| solid.get(n).map(|&j| &tokens[j].token);
     let moving = match at(0) {
         Some(t) if is_word(t, "fetch") => false,

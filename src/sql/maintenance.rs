@@ -6,8 +6,8 @@
 //! (as `set_constraints` does), whose values are the command and then the
 //! tables named; [`plan`] reads it back.
 
-use sqlparser::ast::{Expr, Value};
-use sqlparser::tokenizer::{Token, TokenWithSpan, Word};
+use sqlparser::ast::Expr;
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use crate::error::{SqlError, SqlResult};
 
@@ -52,9 +52,7 @@ fn is_option_word(t: &Token, tag: &str) -> bool {
 }
 
 fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-        .collect();
+    let solid = super::solid(&tokens);
     let at = |n: usize| solid.get(n).map(|&j| &tokens[j].token);
     let Some(tag) = at(0).and_then(command) else {
         return tokens;
@@ -104,47 +102,22 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !matches!(at(n), None | Some(Token::SemiColon)) {
         return tokens;
     }
-    let span = tokens[solid[0]].span;
-    let token = |token: Token| TokenWithSpan { token, span };
-    let mut out: Vec<TokenWithSpan> = tokens[..solid[0]].to_vec();
-    out.push(token(Token::make_keyword("SET")));
-    out.push(token(Token::Whitespace(
-        sqlparser::tokenizer::Whitespace::Space,
-    )));
-    out.push(token(Token::Word(Word {
-        value: MARK.to_owned(),
-        quote_style: Some('"'),
-        keyword: sqlparser::keywords::Keyword::NoKeyword,
-    })));
-    out.push(token(Token::Eq));
-    out.push(token(Token::SingleQuotedString(tag.to_owned())));
-    for name in names {
-        out.push(token(Token::Comma));
-        out.push(token(Token::SingleQuotedString(name)));
-    }
-    if let Some(&end) = solid.get(n) {
-        out.extend_from_slice(&tokens[end..]);
-    }
-    out
+    let values = std::iter::once(tag.to_owned()).chain(names);
+    super::mark_set(&tokens, solid[0], MARK, values, solid.get(n).copied())
 }
 
 /// The command tag and the tables named, from the values [`rewrite`] set.
 pub fn plan(values: &[Expr]) -> SqlResult<(&'static str, Vec<String>)> {
-    let texts: Vec<String> = values
-        .iter()
-        .filter_map(|e| match e {
-            Expr::Value(v) => match &v.value {
-                Value::SingleQuotedString(s) => Some(s.clone()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
+    let texts = super::marked_values(values);
     let Some((tag, tables)) = texts.split_first() else {
         return Err(SqlError::internal("VACUUM without a command"));
     };
-    let tag = if tag == "VACUUM" { "VACUUM" } else { "ANALYZE" };
-    Ok((tag, tables.to_vec()))
+    let tag = if *tag == "VACUUM" {
+        "VACUUM"
+    } else {
+        "ANALYZE"
+    };
+    Ok((tag, tables.iter().map(|t| t.to_string()).collect()))
 }
 
 #[cfg(test)]

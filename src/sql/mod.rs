@@ -70,6 +70,69 @@ fn each_statement(
     out
 }
 
+/// Whether `t` is the unquoted word `word` (any case).
+fn is_word(t: &sqlparser::tokenizer::Token, word: &str) -> bool {
+    matches!(t, sqlparser::tokenizer::Token::Word(w)
+        if w.quote_style.is_none() && w.value.eq_ignore_ascii_case(word))
+}
+
+/// The positions of a statement's tokens that are not whitespace.
+fn solid(tokens: &[TokenWithSpan]) -> Vec<usize> {
+    (0..tokens.len())
+        .filter(|&j| !matches!(tokens[j].token, sqlparser::tokenizer::Token::Whitespace(_)))
+        .collect()
+}
+
+/// A statement sqlparser lacks, carried through as `SET "<mark>" =
+/// 'value', ...` (a setting no client can name): the tokens before
+/// `start` (leading whitespace), the SET, then the tokens from `rest` on
+/// (the statement's end). [`marked_values`] reads the values back.
+fn mark_set(
+    tokens: &[TokenWithSpan],
+    start: usize,
+    mark: &str,
+    values: impl IntoIterator<Item = String>,
+    rest: Option<usize>,
+) -> Vec<TokenWithSpan> {
+    use sqlparser::tokenizer::{Token, Whitespace, Word};
+    let span = tokens[start].span;
+    let token = |token: Token| TokenWithSpan { token, span };
+    let mut out: Vec<TokenWithSpan> = tokens[..start].to_vec();
+    out.push(token(Token::make_keyword("SET")));
+    out.push(token(Token::Whitespace(Whitespace::Space)));
+    out.push(token(Token::Word(Word {
+        value: mark.to_owned(),
+        quote_style: Some('"'),
+        keyword: sqlparser::keywords::Keyword::NoKeyword,
+    })));
+    out.push(token(Token::Eq));
+    for (i, v) in values.into_iter().enumerate() {
+        if i > 0 {
+            out.push(token(Token::Comma));
+        }
+        out.push(token(Token::SingleQuotedString(v)));
+    }
+    if let Some(rest) = rest {
+        out.extend_from_slice(&tokens[rest..]);
+    }
+    out
+}
+
+/// The values a [`mark_set`] statement set, as text.
+fn marked_values(values: &[sqlparser::ast::Expr]) -> Vec<&str> {
+    use sqlparser::ast::{Expr, Value};
+    values
+        .iter()
+        .filter_map(|e| match e {
+            Expr::Value(v) => match &v.value {
+                Value::SingleQuotedString(s) => Some(s.as_str()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
 /// A name, perhaps qualified (its last part names it), at token `*n` of
 /// those `at` numbers, as PostgreSQL folds it; `*n` moves past it. None
 /// when no name is there, or a qualified one is cut short.
