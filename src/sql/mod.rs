@@ -9,6 +9,7 @@ pub mod expr;
 pub mod fetch;
 pub mod locking;
 pub mod maintenance;
+pub mod overriding;
 pub mod plan;
 mod sequence_options;
 pub mod set_constraints;
@@ -47,7 +48,7 @@ fn rewrite(
     let tokens = time_zone::rewrite(locking::rewrite(tokens));
     let tokens = set_constraints::rewrite(sequence_options::rewrite(tokens));
     let tokens = alter_sequence::rewrite(maintenance::rewrite(tokens));
-    copy::rewrite(fetch::rewrite(tokens))
+    copy::rewrite(fetch::rewrite(overriding::rewrite(tokens)))
 }
 
 /// Each statement of a query string (its tokens up to and including a

@@ -9,6 +9,7 @@ use super::check::Checks;
 
 use super::expr::{BinOp, Compiler, Expr, Func, Params, Scope};
 use super::locking::{self, LockStrength, LockWait};
+use super::overriding::Overriding;
 use crate::catalog::{Identity, TableDef};
 use crate::engine::Column;
 use crate::error::{sqlstate, SqlError, SqlResult};
@@ -818,19 +819,28 @@ impl Planner<'_> {
             seen
         };
         let t = table.clone();
+        let overriding = super::overriding::of(ins);
         let rows = match query {
             Some(query) => {
                 arity(ins, 0, query.columns.len(), targets.len())?;
                 let targets = targets[..query.columns.len()].to_vec();
-                if let Some(&i) = targets
-                    .iter()
-                    .find(|&&i| t.columns[i].identity == Some(Identity::Always))
+                if overriding == Some(Overriding::User)
+                    && targets.iter().any(|&i| t.columns[i].identity.is_some())
                 {
+                    return Err(SqlError::unsupported(
+                        "INSERT ... OVERRIDING USER VALUE with a query giving identity columns is not supported",
+                        "leave the identity columns out of the column list",
+                    ));
+                }
+                if let Some(&i) = targets.iter().find(|&&i| {
+                    t.columns[i].identity == Some(Identity::Always)
+                        && overriding != Some(Overriding::System)
+                }) {
                     return Err(always_identity_insert(&t.columns[i].name));
                 }
                 InsertRows::Query { query, targets }
             }
-            None => InsertRows::Values(self.values(ins, &t, &targets)?),
+            None => InsertRows::Values(self.values(ins, &t, &targets, overriding)?),
         };
         let defaults = compile_defaults(&t)?;
         let checks = Checks::compile(&t)?;
@@ -861,6 +871,7 @@ impl Planner<'_> {
         ins: &ast::Insert,
         t: &Arc<TableDef>,
         targets: &[usize],
+        overriding: Option<Overriding>,
     ) -> SqlResult<Vec<Vec<Option<Expr>>>> {
         let values: Vec<&[ast::Expr]> = match ins.source.as_deref().map(|q| q.body.as_ref()) {
             Some(ast::SetExpr::Values(v)) => v.rows.iter().map(|r| &r.content[..]).collect(),
@@ -887,10 +898,16 @@ impl Planner<'_> {
             }
             let mut full: Vec<Option<Expr>> = vec![None; t.columns.len()];
             for (&i, e) in targets.iter().zip(row.iter()) {
-                if is_default_keyword(e) {
+                // OVERRIDING USER VALUE: an identity column takes its
+                // sequence's value whatever is given.
+                let ignored =
+                    overriding == Some(Overriding::User) && t.columns[i].identity.is_some();
+                if is_default_keyword(e) || ignored {
                     continue;
                 }
-                if t.columns[i].identity == Some(Identity::Always) {
+                if t.columns[i].identity == Some(Identity::Always)
+                    && overriding != Some(Overriding::System)
+                {
                     return Err(always_identity_insert(&t.columns[i].name));
                 }
                 let mut c = self.compiler(Some(t), qualifier.clone(), false);

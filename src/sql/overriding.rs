@@ -1,0 +1,119 @@
+//! `INSERT ... OVERRIDING {SYSTEM | USER} VALUE`, which sqlparser does not
+//! parse: the clause is taken out of the statement and carried as an
+//! optimizer-hint comment after INSERT (`/*keyclaim+overriding system*/`),
+//! which sqlparser keeps in the INSERT's `optimizer_hints`; [`of`] reads
+//! it back. pg_dump's INSERT output of identity columns sends SYSTEM.
+
+use sqlparser::ast;
+use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+
+use super::is_word;
+
+/// The hint prefix the clause travels under.
+const HINT: &str = "keyclaim";
+
+/// What an INSERT's OVERRIDING clause asks of its identity columns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Overriding {
+    /// SYSTEM VALUE: a GENERATED ALWAYS column takes the value given.
+    System,
+    /// USER VALUE: the values given for identity columns are ignored; the
+    /// columns take their sequences' values.
+    User,
+}
+
+/// Each statement of the query string on its own.
+pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    if !tokens.iter().any(|t| is_word(&t.token, "overriding")) {
+        return tokens;
+    }
+    super::each_statement(tokens, rewrite_statement)
+}
+
+fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid = super::solid(&tokens);
+    let at = |n: usize| solid.get(n).map(|&j| &tokens[j].token);
+    if !at(0).is_some_and(|t| is_word(t, "insert")) {
+        return tokens;
+    }
+    // The clause, outside any parentheses (a column list may name a
+    // column `overriding`).
+    let mut depth = 0i32;
+    let mut found = None;
+    for n in 1..solid.len() {
+        match at(n) {
+            Some(Token::LParen) => depth += 1,
+            Some(Token::RParen) => depth -= 1,
+            Some(Token::SemiColon) => break,
+            Some(t) if depth == 0 && is_word(t, "overriding") => {
+                let kind = match at(n + 1) {
+                    Some(k) if is_word(k, "system") => "system",
+                    Some(k) if is_word(k, "user") => "user",
+                    _ => break,
+                };
+                if at(n + 2).is_some_and(|v| is_word(v, "value")) {
+                    found = Some((n, kind));
+                }
+                break;
+            }
+            _ => {}
+        }
+    }
+    let Some((n, kind)) = found else {
+        return tokens;
+    };
+    let (insert, clause, after) = (solid[0], solid[n], solid[n + 2]);
+    let span = tokens[insert].span;
+    let mut out: Vec<TokenWithSpan> = tokens[..=insert].to_vec();
+    out.push(TokenWithSpan {
+        token: Token::Whitespace(Whitespace::Space),
+        span,
+    });
+    out.push(TokenWithSpan {
+        token: Token::Whitespace(Whitespace::MultiLineComment(format!(
+            "{HINT}+overriding {kind}"
+        ))),
+        span,
+    });
+    out.extend_from_slice(&tokens[insert + 1..clause]);
+    out.extend_from_slice(&tokens[after + 1..]);
+    out
+}
+
+/// The OVERRIDING clause of an INSERT, if it had one.
+pub fn of(ins: &ast::Insert) -> Option<Overriding> {
+    ins.optimizer_hints
+        .iter()
+        .filter(|h| h.prefix == HINT)
+        .find_map(|h| match h.text.as_str() {
+            "overriding system" => Some(Overriding::System),
+            "overriding user" => Some(Overriding::User),
+            _ => None,
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(sql: &str) -> Option<Overriding> {
+        match crate::sql::parse(sql).unwrap().as_slice() {
+            [ast::Statement::Insert(ins)] => of(ins),
+            other => panic!("{sql}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn overriding_reads_as_postgresql_writes_it() {
+        assert_eq!(
+            read("INSERT INTO t (id, a) OVERRIDING SYSTEM VALUE VALUES (1, 2)"),
+            Some(Overriding::System)
+        );
+        assert_eq!(
+            read("insert into t overriding user value select 1, 2"),
+            Some(Overriding::User)
+        );
+        assert_eq!(read("INSERT INTO t (overriding) VALUES (1)"), None);
+        assert_eq!(read("INSERT INTO t VALUES (1)"), None);
+    }
+}
