@@ -67,11 +67,14 @@
 //!   and pg_catalog / information_schema with the catalog functions,
 //!   built per execution from a snapshot of the catalog (`query::system`;
 //!   `unnest` of a catalog row's key array runs as a join with a hidden
-//!   relation of its elements, `query::from_functions`).
+//!   relation of its elements, `query::from_functions`); a sequence read
+//!   as a table is one row of its counter (`query::sequence_table`).
 //! - [`sql`]: parsing, planning, expression evaluation; `sql::copy` reads
-//!   COPY's options and reads and writes its text and CSV formats;
-//!   `sql::maintenance` accepts VACUUM and ANALYZE, which sqlparser
-//!   misreads.
+//!   COPY's options and reads and writes its text and CSV formats; what
+//!   sqlparser misreads or lacks is rewritten token by token before it
+//!   parses: `sql::maintenance` (VACUUM, ANALYZE), `sql::alter_sequence`,
+//!   `sql::fetch` (FETCH without a direction, MOVE) and `sql::overriding`
+//!   (INSERT ... OVERRIDING).
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen
