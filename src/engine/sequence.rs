@@ -26,7 +26,7 @@ use crate::sql::alter_sequence::{AlterSequence, Change};
 use crate::sql::expr::{sequence_unsupported, EvalCtx, Expr, SeqFunc};
 use crate::store::{Cas, CatalogRecord, Store, StoreError, TxnId};
 
-use super::{Executed, Outcome};
+use super::Notice;
 use crate::types::Value;
 
 /// Values a proxy reserves at a time at least (a sequence's CACHE may ask
@@ -101,12 +101,13 @@ impl super::Engine {
     /// ALTER SEQUENCE: `RESTART [[WITH] n]` sets the counter as
     /// `setval(name, n, false)` does, outside a transaction block only
     /// (PostgreSQL's RESTART rolls back with its block; a counter cannot);
-    /// any other change answers 0A000.
+    /// any other change answers 0A000. Returns the notices to send (the
+    /// IF EXISTS skip); the session answers the command tag.
     pub(super) async fn alter_sequence(
         &self,
         alter: &AlterSequence,
         block: crate::txn::Block,
-    ) -> SqlResult<Executed> {
+    ) -> SqlResult<Vec<Notice>> {
         let at = match &alter.change {
             Change::Restart(at) => *at,
             Change::Unsupported(what) => {
@@ -125,21 +126,12 @@ impl super::Engine {
         let name = &alter.name;
         let def = match self.inner.catalog.lookup(name, None).await? {
             None if alter.if_exists => {
-                let mut done = Executed::new(Outcome::Command {
-                    tag: "ALTER SEQUENCE".into(),
-                });
-                done.notices.push(super::ddl::notice(
+                return Ok(vec![super::ddl::notice(
                     "00000",
                     format!("relation \"{name}\" does not exist, skipping"),
-                ));
-                return Ok(done);
+                )])
             }
-            None => {
-                return Err(SqlError::new(
-                    sqlstate::UNDEFINED_TABLE,
-                    format!("relation \"{name}\" does not exist"),
-                ))
-            }
+            None => return Err(SqlError::undefined_table(name)),
             Some(def) => def,
         };
         let Some(seq) = &def.sequence else {
@@ -168,9 +160,7 @@ impl super::Engine {
             ));
         }
         self.inner.sequences.set(name, seq, value, false).await?;
-        Ok(Executed::new(Outcome::Command {
-            tag: "ALTER SEQUENCE".into(),
-        }))
+        Ok(Vec::new())
     }
 }
 

@@ -138,7 +138,10 @@ impl Engine {
                 }
             }
             (Utility::AlterSequence(alter), block) => {
-                return self.alter_sequence(alter, block).await;
+                let skipped = self.alter_sequence(alter, block).await?;
+                let mut done = utility::execute(session, utility)?;
+                done.notices.extend(skipped);
+                return Ok(done);
             }
             (Utility::RollbackTo(name), Block::InBlock | Block::Failed) => {
                 if let (Some(mark), Some(open)) = (session.savepoint_mark(name), &session.open) {

@@ -36,10 +36,7 @@ pub enum Change {
 
 /// Each statement of the query string on its own.
 pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    if !tokens.iter().any(|t| is_word(&t.token, "sequence")) {
-        return tokens;
-    }
-    super::each_statement(tokens, rewrite_statement)
+    super::each_statement_naming(tokens, &["sequence"], rewrite_statement)
 }
 
 fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {

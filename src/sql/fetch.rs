@@ -14,13 +14,7 @@ pub const MOVE_MARK: &str = "\0move";
 
 /// Each statement of the query string on its own.
 pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    if !tokens
-        .iter()
-        .any(|t| is_word(&t.token, "fetch") || is_word(&t.token, "move"))
-    {
-        return tokens;
-    }
-    super::each_statement(tokens, rewrite_statement)
+    super::each_statement_naming(tokens, &["fetch", "move"], rewrite_statement)
 }
 
 fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
@@ -40,8 +34,7 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     let keyword = |t: &Token, list: &[&str]| list.iter().any(|w| is_word(t, w));
     let (mut direction, rest): (Vec<Token>, &[&Token]) = match words.as_slice() {
         [d, n, rest @ ..]
-            if keyword(d, &["forward", "backward"])
-                && (matches!(n, Token::Number(..)) || is_word(n, "all")) =>
+            if keyword(d, &["forward", "backward"]) && (number(n) || is_word(n, "all")) =>
         {
             (vec![(*d).clone(), (*n).clone()], rest)
         }

@@ -71,6 +71,22 @@ fn each_statement(
     out
 }
 
+/// Each statement rewritten by `rewrite_statement`, when the query string
+/// has one of `words` at all (most have none: they pass untouched).
+fn each_statement_naming(
+    tokens: Vec<TokenWithSpan>,
+    words: &[&str],
+    rewrite_statement: impl Fn(Vec<TokenWithSpan>) -> Vec<TokenWithSpan>,
+) -> Vec<TokenWithSpan> {
+    if !tokens
+        .iter()
+        .any(|t| words.iter().any(|w| is_word(&t.token, w)))
+    {
+        return tokens;
+    }
+    each_statement(tokens, rewrite_statement)
+}
+
 /// Whether `t` is the unquoted word `word` (any case).
 fn is_word(t: &sqlparser::tokenizer::Token, word: &str) -> bool {
     matches!(t, sqlparser::tokenizer::Token::Word(w)

@@ -24,10 +24,7 @@ pub enum Overriding {
 
 /// Each statement of the query string on its own.
 pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    if !tokens.iter().any(|t| is_word(&t.token, "overriding")) {
-        return tokens;
-    }
-    super::each_statement(tokens, rewrite_statement)
+    super::each_statement_naming(tokens, &["overriding"], rewrite_statement)
 }
 
 fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {

@@ -526,9 +526,10 @@ impl QueryEngine {
                 logical.with_param_values(values).map_err(df_error)
             }
         };
-        let (logical, optimized) = match (&plan.optimized, &plan.system) {
-            (Some(optimized), None) => (logical, Some(bound(optimized.clone())?)),
-            _ => (bound(logical)?, None),
+        // A system query has no plan optimized once (`plan`).
+        let (logical, optimized) = match &plan.optimized {
+            Some(optimized) => (logical, Some(bound(optimized.clone())?)),
+            None => (bound(logical)?, None),
         };
         let planning = async {
             match &optimized {

@@ -40,6 +40,15 @@ pub(crate) struct ScanCtx {
     pub page: usize,
 }
 
+impl ScanCtx {
+    /// The running statement's, which each execution sets.
+    pub fn of(state: &dyn Session) -> DfResult<Arc<ScanCtx>> {
+        state.config().get_extension::<ScanCtx>().ok_or_else(|| {
+            DataFusionError::Internal("a keyclaim relation read outside a statement".into())
+        })
+    }
+}
+
 /// One keyclaim table.
 #[derive(Debug)]
 pub(crate) struct Table {
@@ -240,9 +249,7 @@ impl TableProvider for Table {
         filters: &[DfExpr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let cx = state.config().get_extension::<ScanCtx>().ok_or_else(|| {
-            DataFusionError::Internal("a keyclaim table scanned outside a statement".into())
-        })?;
+        let cx = ScanCtx::of(state)?;
         // The key conjuncts pick the access path; the fast path's rule.
         let keys = filters
             .iter()

@@ -10,7 +10,7 @@ use datafusion::arrow::array::{ArrayRef, BooleanArray, Int64Array};
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::arrow::record_batch::RecordBatch;
 use datafusion::catalog::{Session, TableProvider};
-use datafusion::common::{DataFusionError, Result as DfResult};
+use datafusion::common::Result as DfResult;
 use datafusion::datasource::TableType;
 use datafusion::execution::TaskContext;
 use datafusion::logical_expr::Expr as DfExpr;
@@ -59,9 +59,7 @@ impl TableProvider for SequenceTable {
         _filters: &[DfExpr],
         _limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let cx = state.config().get_extension::<ScanCtx>().ok_or_else(|| {
-            DataFusionError::Internal("a sequence read outside a statement".into())
-        })?;
+        let cx = ScanCtx::of(state)?;
         let counter = Arc::new(Counter {
             def: self.def.clone(),
             schema: self.schema.clone(),
