@@ -202,7 +202,7 @@ impl Engine {
         Ok(Prepared {
             sql,
             param_types,
-            columns: Vec::new(),
+            columns: Arc::default(),
             plan: Arc::new(crate::sql::plan::Plan::Cursor(plan)),
         })
     }

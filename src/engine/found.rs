@@ -17,7 +17,6 @@
 
 use std::collections::HashSet;
 use std::ops::ControlFlow;
-use std::sync::Arc;
 
 use futures::TryStreamExt;
 use sqlparser::ast::{self, Statement};
@@ -385,7 +384,7 @@ impl Engine {
         let Some(query) = row_query(plan) else {
             return Ok(Found::Nothing);
         };
-        let columns = Arc::new(query.columns.clone());
+        let columns = query.columns.clone();
         let outcome = match query.plan.as_ref() {
             // Boxed: a statement's future stays small when it finds nothing.
             Plan::Select(s) => Box::pin(select::run(cx, s, columns)).await?,

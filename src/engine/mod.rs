@@ -67,7 +67,7 @@ pub struct Column {
 /// Where a result column comes from: a table's OID (as pg_class shows it)
 /// and the column's attnum (as pg_attribute shows it: from 1, in order,
 /// with dropped columns' numbers left out: `catalog::layout`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ColumnOrigin {
     pub table_oid: u32,
     pub attnum: i16,
@@ -119,8 +119,9 @@ pub struct Prepared {
     pub sql: String,
     /// Parameter types, inferred from the table's columns where the client sent none.
     pub param_types: Vec<SqlType>,
-    /// Result columns; empty when the statement returns no rows.
-    pub columns: Vec<Column>,
+    /// Result columns; empty when the statement returns no rows. Shared
+    /// with every execution's row stream, so running copies nothing.
+    pub columns: Arc<Vec<Column>>,
     pub(crate) plan: Arc<crate::sql::plan::Plan>,
 }
 
@@ -473,7 +474,7 @@ impl Engine {
             return Ok(Prepared {
                 sql,
                 param_types: Vec::new(),
-                columns: utility.columns(),
+                columns: Arc::new(utility.columns()),
                 plan: Arc::new(Plan::Utility(utility)),
             });
         }
@@ -559,7 +560,7 @@ impl Engine {
         Ok(Prepared {
             sql: String::new(),
             param_types: planner.params.resolved(),
-            columns: planned.columns,
+            columns: Arc::new(planned.columns),
             plan: Arc::new(planned.plan),
         })
     }
@@ -612,7 +613,7 @@ impl Engine {
         Ok(Prepared {
             sql,
             param_types,
-            columns,
+            columns: Arc::new(columns),
             plan: Arc::new(Plan::Query(plan)),
         })
     }
@@ -910,7 +911,7 @@ impl Engine {
         cx: &StmtCtx<'_>,
     ) -> SqlResult<Executed> {
         let ddl = || self.ddl(cx.open.as_ref(), Some(cx.txn.lock_deadline), cx.txn.born_ms);
-        let columns = Arc::new(prepared.columns.clone());
+        let columns = prepared.columns.clone();
         let executed = match prepared.plan.as_ref() {
             Plan::Utility(_) | Plan::Cursor(_) => unreachable!("handled above"),
             Plan::Select(s) if !s.advisory.is_empty() => {

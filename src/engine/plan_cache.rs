@@ -120,7 +120,7 @@ mod tests {
         Prepared {
             sql: sql.into(),
             param_types: Vec::new(),
-            columns: utility.columns(),
+            columns: Arc::new(utility.columns()),
             plan: Arc::new(Plan::Utility(utility)),
         }
     }

@@ -170,7 +170,7 @@ pub struct OnConflict {
 #[derive(Debug)]
 pub struct RowQuery {
     pub plan: Arc<Plan>,
-    pub columns: Vec<Column>,
+    pub columns: Arc<Vec<Column>>,
 }
 
 /// Where an INSERT's rows come from.

@@ -64,7 +64,9 @@ impl Connection {
             )
             .await?;
         let Ran::Rows {
-            fields, mut rows, ..
+            described,
+            mut rows,
+            ..
         } = ran
         else {
             return Err(to_pgwire(SqlError::internal("a SELECT returns rows")));
@@ -73,12 +75,12 @@ impl Connection {
         client
             .send(PgWireBackendMessage::CopyOutResponse(CopyOutResponse::new(
                 0,
-                fields.len() as i16,
-                vec![0; fields.len()],
+                described.columns.len() as i16,
+                vec![0; described.columns.len()],
             )))
             .await?;
         if records.header {
-            let names = records.record(fields.iter().map(|f| Some(f.name())));
+            let names = records.record(described.columns.iter().map(|c| Some(c.name.as_str())));
             client
                 .feed(PgWireBackendMessage::CopyData(CopyData::new(Bytes::from(
                     names,

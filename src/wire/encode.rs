@@ -8,7 +8,7 @@ use bytes::{BufMut, BytesMut};
 use futures::StreamExt;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::results::{FieldFormat, FieldInfo, SendableRowStream};
-use pgwire::messages::data::DataRow;
+use pgwire::messages::data::{DataRow, FieldDescription, RowDescription};
 
 use crate::engine::{Column, Prepared, RowStream};
 use crate::error::{sqlstate, SqlError, SqlResult};
@@ -35,10 +35,10 @@ fn type_size(ty: &SqlType) -> i16 {
 }
 
 /// The format of each result column from Bind's result format codes.
-pub(crate) fn result_formats(format: &Format, columns: usize) -> SqlResult<Vec<FieldFormat>> {
+pub(crate) fn result_formats(format: &Format, columns: usize) -> SqlResult<Arc<[FieldFormat]>> {
     match format {
-        Format::UnifiedText => Ok(vec![FieldFormat::Text; columns]),
-        Format::UnifiedBinary => Ok(vec![FieldFormat::Binary; columns]),
+        Format::UnifiedText => Ok(std::iter::repeat_n(FieldFormat::Text, columns).collect()),
+        Format::UnifiedBinary => Ok(std::iter::repeat_n(FieldFormat::Binary, columns).collect()),
         Format::Individual(codes) if codes.len() == columns => {
             Ok(codes.iter().map(|c| FieldFormat::from(*c)).collect())
         }
@@ -52,20 +52,58 @@ pub(crate) fn result_formats(format: &Format, columns: usize) -> SqlResult<Vec<F
     }
 }
 
-/// RowDescription fields: name, the table column it is (or zeros), type.
-pub(crate) fn fields(columns: &[Column], formats: &[FieldFormat]) -> Vec<FieldInfo> {
-    columns
-        .iter()
-        .zip(formats)
-        .map(|(c, f)| {
-            // The OID travels as the wire's Int32: its bits, whatever the sign.
-            let table = c.origin.map(|o| o.table_oid as i32);
-            let attnum = c.origin.map(|o| o.attnum);
-            FieldInfo::new(c.name.clone(), table, attnum, c.ty.pg_type(), *f)
-                .with_type_size(type_size(&c.ty))
-                .with_type_modifier(c.ty.type_modifier())
+/// A result's columns in the formats the client asked for: what its
+/// RowDescription says. The columns are the prepared statement's own, so
+/// describing a result copies nothing until a RowDescription is sent (an
+/// Execute sends none).
+pub(crate) struct Described {
+    pub columns: Arc<Vec<Column>>,
+    pub formats: Arc<[FieldFormat]>,
+}
+
+impl Described {
+    pub(crate) fn new(columns: Arc<Vec<Column>>, format: &Format) -> SqlResult<Described> {
+        let formats = result_formats(format, columns.len())?;
+        Ok(Described { columns, formats })
+    }
+
+    /// The RowDescription message.
+    pub(crate) fn row_description(&self) -> RowDescription {
+        RowDescription::new(self.each().collect())
+    }
+
+    /// The fields as pgwire's API takes them (Describe, QueryResponse).
+    pub(crate) fn fields(&self) -> Vec<FieldInfo> {
+        self.each().map(FieldInfo::from).collect()
+    }
+
+    /// Each field: name, the table column it is (or zeros), type.
+    fn each(&self) -> impl Iterator<Item = FieldDescription> + '_ {
+        self.columns.iter().zip(self.formats.iter()).map(|(c, f)| {
+            let origin = c.origin.unwrap_or_default();
+            FieldDescription::new(
+                c.name.clone(),
+                // The OID travels as the wire's Int32: its bits, whatever the sign.
+                origin.table_oid as i32,
+                origin.attnum,
+                c.ty.pg_type().oid(),
+                type_size(&c.ty),
+                c.ty.type_modifier(),
+                f.value(),
+            )
         })
-        .collect()
+    }
+
+    /// The engine's rows as DataRows, encoded as they stream.
+    pub(crate) fn data_rows(&self, rows: RowStream) -> SendableRowStream {
+        let columns = self.columns.clone();
+        let formats = self.formats.clone();
+        rows.map(move |row| {
+            row.and_then(|values| data_row(&values, &columns, &formats))
+                .map_err(super::errors::to_pgwire)
+        })
+        .boxed()
+    }
 }
 
 /// One DataRow, each value in its column's format.
@@ -103,19 +141,6 @@ pub(crate) fn data_row(
         }
     }
     Ok(DataRow::new(buf, values.len() as i16))
-}
-
-/// The engine's rows as DataRows, encoded as they stream.
-pub(crate) fn data_rows(
-    rows: RowStream,
-    columns: Arc<Vec<Column>>,
-    formats: Vec<FieldFormat>,
-) -> SendableRowStream {
-    rows.map(move |row| {
-        row.and_then(|values| data_row(&values, &columns, &formats))
-            .map_err(super::errors::to_pgwire)
-    })
-    .boxed()
 }
 
 /// Bind's parameters as values. A parameter the client declared a type for
@@ -180,11 +205,11 @@ mod tests {
     #[test]
     fn result_formats_follow_bind() {
         assert_eq!(
-            result_formats(&Format::UnifiedBinary, 2).unwrap(),
+            *result_formats(&Format::UnifiedBinary, 2).unwrap(),
             [FieldFormat::Binary, FieldFormat::Binary]
         );
         assert_eq!(
-            result_formats(&Format::Individual(vec![0, 1]), 2).unwrap(),
+            *result_formats(&Format::Individual(vec![0, 1]), 2).unwrap(),
             [FieldFormat::Text, FieldFormat::Binary]
         );
         let e = result_formats(&Format::Individual(vec![0, 1, 1]), 2).unwrap_err();

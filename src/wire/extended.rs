@@ -89,7 +89,7 @@ impl QueryParser for Parser {
             }) = stmt.plan.as_ref()
             {
                 if let Some(columns) = self.view.cursor_columns(name) {
-                    stmt.columns = columns.as_ref().clone();
+                    stmt.columns = columns;
                 }
             }
         }
@@ -106,9 +106,8 @@ impl QueryParser for Parser {
         stmt: &Prepared,
         format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
-        let formats =
-            encode::result_formats(format.unwrap_or(&Format::UnifiedText), stmt.columns.len())?;
-        Ok(encode::fields(&stmt.columns, &formats))
+        let format = format.unwrap_or(&Format::UnifiedText);
+        Ok(encode::Described::new(stmt.columns.clone(), format)?.fields())
     }
 }
 
@@ -138,13 +137,10 @@ impl ExtendedQueryHandler for Connection {
             let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
             let portal = client.portal_store().get_portal(name);
             if let (None, Some(columns)) = (portal, self.view.cursor_columns(name)) {
-                let formats = encode::result_formats(&Format::UnifiedText, columns.len())?;
-                let fields = encode::fields(&columns, &formats);
+                let described = encode::Described::new(columns, &Format::UnifiedText)?;
                 return client
                     .feed(PgWireBackendMessage::RowDescription(
-                        pgwire::messages::data::RowDescription::new(
-                            fields.iter().map(Into::into).collect(),
-                        ),
+                        described.row_description(),
                     ))
                     .await
                     .map_err(Into::into);
@@ -222,8 +218,12 @@ impl ExtendedQueryHandler for Connection {
     {
         let interrupt = self.interrupt(self.cancel_signal().await).await;
         Ok(match self.start_portal(client, portal, &interrupt).await? {
-            Ran::Rows { fields, tag, rows } => {
-                let mut response = QueryResponse::new(fields, rows);
+            Ran::Rows {
+                described,
+                tag,
+                rows,
+            } => {
+                let mut response = QueryResponse::new(Arc::new(described.fields()), rows);
                 response.set_command_tag(&tag);
                 Response::Query(response)
             }
@@ -272,8 +272,11 @@ impl Connection {
         let mut state = state.lock().await;
         if let PortalExecutionState::Initial = *state {
             match self.start_portal(client, portal, &interrupt).await? {
-                Ran::Rows { fields, tag, rows } => {
-                    let mut response = QueryResponse::new(fields, rows);
+                Ran::Rows { tag, rows, .. } => {
+                    // An Execute sends no RowDescription (a Describe
+                    // did, if the client wanted one): the response's
+                    // fields are never read, so none are built.
+                    let mut response = QueryResponse::new(no_fields(), rows);
                     response.set_command_tag(&tag);
                     *state = PortalExecutionState::Suspended(response);
                 }
@@ -309,6 +312,13 @@ impl Connection {
         client.feed(message).await?;
         self.after_statement(client).await
     }
+}
+
+/// The fields of a portal's suspended response, which keyclaim's Execute
+/// never sends: one shared empty list.
+fn no_fields() -> Arc<Vec<FieldInfo>> {
+    static NONE: std::sync::LazyLock<Arc<Vec<FieldInfo>>> = std::sync::LazyLock::new(Arc::default);
+    NONE.clone()
 }
 
 /// Streams up to `max_rows` rows (0: all). Some(count) once the rows ran

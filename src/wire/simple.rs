@@ -12,7 +12,6 @@ use pgwire::api::results::Response;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState};
 use pgwire::error::{PgWireError, PgWireResult};
-use pgwire::messages::data::RowDescription;
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::simplequery::Query;
 use pgwire::messages::PgWireBackendMessage;
@@ -173,13 +172,14 @@ impl Connection {
             .await?;
         let complete = match ran {
             Ran::Rows {
-                fields,
+                described,
                 tag,
                 mut rows,
             } => {
-                let description = RowDescription::new(fields.iter().map(Into::into).collect());
                 client
-                    .feed(PgWireBackendMessage::RowDescription(description))
+                    .feed(PgWireBackendMessage::RowDescription(
+                        described.row_description(),
+                    ))
                     .await?;
                 let streaming = async {
                     let mut count = 0;

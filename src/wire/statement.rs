@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use futures::{Sink, SinkExt};
 use pgwire::api::portal::Format;
-use pgwire::api::results::{FieldInfo, SendableRowStream, Tag};
+use pgwire::api::results::{SendableRowStream, Tag};
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore};
 use pgwire::error::{PgWireError, PgWireResult};
@@ -26,7 +26,7 @@ use crate::types::Value;
 pub(crate) enum Ran {
     /// Rows still to stream; `tag` is the command word(s) before the count.
     Rows {
-        fields: Arc<Vec<FieldInfo>>,
+        described: encode::Described,
         tag: String,
         rows: SendableRowStream,
     },
@@ -103,11 +103,11 @@ impl Connection {
         drop(session);
         Ok(match executed.outcome {
             Outcome::Rows { columns, rows, tag } => {
-                let formats = encode::result_formats(result_format, columns.len())?;
+                let described = encode::Described::new(columns, result_format)?;
                 Ran::Rows {
-                    fields: Arc::new(encode::fields(&columns, &formats)),
+                    rows: described.data_rows(rows),
+                    described,
                     tag,
-                    rows: encode::data_rows(rows, columns, formats),
                 }
             }
             Outcome::Deallocate { name: None } => Ran::Done {

@@ -105,3 +105,10 @@ CREATE TABLE cast_events (id serial PRIMARY KEY, key uuid UNIQUE, payload jsonb,
 INSERT INTO cast_events (key, kind, payload) SELECT p0::UUID, p1::VARCHAR, p2::JSONB FROM (VALUES ('a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID, 'x', '{"k": 1}'::JSONB, 0), ('b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'::UUID, 'y', '[1]'::JSONB, 1)) AS imp_sen(p0, p1, p2, sen_counter) ORDER BY sen_counter RETURNING cast_events.id, cast_events.key, cast_events.payload;
 SELECT key, payload FROM cast_events ORDER BY id;
 DROP TABLE cast_events;
+-- A fractional number cast to an integer rounds: numeric halves away from
+-- zero, floats to the even neighbour (Arrow's cast alone truncates).
+SELECT title, price::int AS whole, (price * 2)::smallint AS twice, (-price)::bigint AS negated FROM book WHERE price IS NOT NULL ORDER BY id;
+SELECT v::int AS i, v::float8::int AS f, v::real::bigint AS r FROM (VALUES (0.5), (1.5), (2.5), (-2.5), (-0.5), (2.4999), (7)) AS t(v) ORDER BY v;
+SELECT sum(price)::int, avg(pages)::int, round(avg(pages), 2)::bigint FROM book;
+SELECT count(*) FROM book WHERE price::int = 13;
+SELECT (2.5::float8 * 1)::int AS even_down, (3.5::float8 * 1)::int AS even_up;

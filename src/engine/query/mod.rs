@@ -25,6 +25,7 @@ mod like;
 mod origins;
 mod provider;
 mod row_fn;
+mod rounding_casts;
 mod rules;
 mod scan;
 mod sequence_table;
@@ -322,6 +323,8 @@ impl QueryEngine {
         for function in functions {
             let _ = state.register_udf(Arc::new(function));
         }
+        // After DataFusion's type coercion, which adds casts of its own.
+        state.add_analyzer_rule(Arc::new(rounding_casts::RoundingCasts));
         QueryEngine { state }
     }
 
