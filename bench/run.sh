@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # pgbench through keyclaim and against PostgreSQL on the same machine, in one
-# run, the two taking turns on each point: unique-key inserts, point selects
-# by unique key (simple protocol: the key sits in a string literal) and by
-# primary key (prepared, extended and simple protocol), and updates by
-# primary key, at 1, 8 and 32 clients. Prints a Markdown table with TPS and
+# run, the two taking turns on each point: unique-key inserts and point
+# selects by unique key (simple protocol, the key in a string literal; and
+# prepared, the key built from a parameter: `'seed' || $1 || '@example.com'`),
+# point selects by primary key (prepared, extended and simple protocol), and
+# updates by primary key, at 1, 8 and 32 clients. Prints a Markdown table with TPS and
 # the keyclaim/PostgreSQL ratio.
 #
 #   bench/run.sh            # 10 s per point
@@ -29,7 +30,7 @@ done
 
 echo "| workload | mode | clients | PostgreSQL tps | keyclaim tps | keyclaim / PostgreSQL |"
 echo "|---|---|---|---|---|---|"
-for point in ${POINTS:-insert_unique:simple select_unique:simple select_pk:prepared select_pk:extended select_pk:simple update_pk:prepared}; do
+for point in ${POINTS:-insert_unique:simple insert_unique_param:prepared select_unique:simple select_unique_param:prepared select_pk:prepared select_pk:extended select_pk:simple update_pk:prepared}; do
   workload=${point%%:*}
   mode=${point##*:}
   for clients in 1 8 32; do

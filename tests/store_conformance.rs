@@ -524,3 +524,55 @@ async fn the_configured_store_keeps_the_contract() {
     conformance(test.store.as_ref()).await;
     test.cleanup().await;
 }
+
+/// Every request about one partition can go straight to a replica of it:
+/// the driver routes a prepared statement by token when it knows which
+/// bound values are the partition key, which it does only if the key is
+/// bound (not written into the text) and fully given. Only the scans of a
+/// whole table (by token range) and the two listings (`catalog_list`, and
+/// `claim_keys_of`, which filters) are not point requests. Cassandra only:
+/// the embedded store routes nothing.
+#[tokio::test]
+async fn every_point_request_is_routed_by_its_partition_key() {
+    let test = TestStore::fresh().await;
+    let Some(c) = test.cassandra().cloned() else {
+        return;
+    };
+    let t = table();
+    c.create_table(&t).await.unwrap();
+    let stmts = c.statements();
+    let table = stmts.table(&t).await.unwrap();
+    let f = &stmts.fixed;
+    let point = [
+        ("claim_read", &f.claim_read),
+        ("claim_insert", &f.claim_insert),
+        ("claim_restamp", &f.claim_restamp),
+        ("claim_delete", &f.claim_delete),
+        ("claim_drop", &f.claim_drop),
+        ("catalog_read", &f.catalog_read),
+        ("catalog_insert", &f.catalog_insert),
+        ("catalog_update", &f.catalog_update),
+        ("catalog_delete", &f.catalog_delete),
+        ("txn_insert", &f.txn_insert),
+        ("txn_read", &f.txn_read),
+        ("heartbeat_write", &f.heartbeat_write),
+        ("heartbeat_read", &f.heartbeat_read),
+        ("lock_read", &f.lock_read),
+        ("lock_insert", &f.lock_insert),
+        ("lock_update", &f.lock_update),
+        ("row read", &table.read),
+        ("row insert", &table.insert),
+        ("row update", &table.update),
+    ];
+    let unrouted: Vec<&str> = point
+        .iter()
+        .filter(|(_, s)| !s.is_token_aware())
+        .map(|(name, _)| *name)
+        .collect();
+    assert!(unrouted.is_empty(), "not routed by token: {unrouted:?}");
+    // The listings are not point requests, and the driver knows it.
+    assert!(!f.catalog_list.is_token_aware());
+    assert!(!table.scan_first.is_token_aware());
+    c.drop_table(&t).await.unwrap();
+    test.cleanup().await;
+}

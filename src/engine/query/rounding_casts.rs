@@ -108,7 +108,9 @@ impl ScalarUDFImpl for Rint {
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let [arg] = args.args.as_slice() else {
-            return Err(DataFusionError::Plan(format!("{RINT_NAME} takes one argument")));
+            return Err(DataFusionError::Plan(format!(
+                "{RINT_NAME} takes one argument"
+            )));
         };
         Ok(match arg {
             ColumnarValue::Scalar(ScalarValue::Float64(v)) => {
@@ -130,12 +132,14 @@ impl ScalarUDFImpl for Rint {
 
 fn rint_array(a: &ArrayRef) -> DfResult<ArrayRef> {
     Ok(match a.data_type() {
-        DataType::Float64 => {
-            Arc::new(a.as_primitive::<Float64Type>().unary::<_, Float64Type>(f64::round_ties_even))
-        }
-        DataType::Float32 => {
-            Arc::new(a.as_primitive::<Float32Type>().unary::<_, Float32Type>(f32::round_ties_even))
-        }
+        DataType::Float64 => Arc::new(
+            a.as_primitive::<Float64Type>()
+                .unary::<_, Float64Type>(f64::round_ties_even),
+        ),
+        DataType::Float32 => Arc::new(
+            a.as_primitive::<Float32Type>()
+                .unary::<_, Float32Type>(f32::round_ties_even),
+        ),
         other => return Err(DataFusionError::Plan(format!("{RINT_NAME} of a {other}"))),
     })
 }

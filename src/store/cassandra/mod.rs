@@ -233,6 +233,11 @@ impl CassandraStore {
         &self.keyspace
     }
 
+    /// The prepared statements (for tests that check how they route).
+    pub fn statements(&self) -> &Statements {
+        &self.stmts
+    }
+
     async fn run(
         &self,
         stmt: &PreparedStatement,
