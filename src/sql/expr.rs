@@ -414,6 +414,9 @@ impl Compiler<'_> {
                 } else {
                     self.unify(l, r)?
                 };
+                if op.is_comparison() {
+                    self.check_comparable(&l, op, self.type_of(&r), left)?;
+                }
                 Expr::Binary(op, Box::new(l), Box::new(r))
             }
             E::IsNull(inner) => Expr::IsNull(Box::new(self.compile(inner)?), false),
@@ -428,6 +431,7 @@ impl Compiler<'_> {
                 for item in list {
                     let item = self.compile(item)?;
                     let (t, i) = self.unify(target, item)?;
+                    self.check_comparable(&t, BinOp::Eq, self.type_of(&i), expr)?;
                     target = t;
                     items.push(i);
                 }
@@ -640,9 +644,6 @@ impl Compiler<'_> {
             BinaryOperator::GtEq => BinOp::GtEq,
             _ => return Err(unsupported_expr(whole)),
         };
-        // sqlparser keeps no span for the operator: it is the first token
-        // after the left operand.
-        let at = left.span().end;
         let l = self.compile(left)?;
         let r = self.compile(right)?;
         let elem = self.type_of(&l).unwrap_or(SqlType::Text);
@@ -669,26 +670,12 @@ impl Compiler<'_> {
                     sqlstate::WRONG_OBJECT_TYPE,
                     "op ANY/ALL (array) requires array on right side",
                 )
-                .after(at))
+                .after(left.span().end))
             }
             None => elem,
         };
         let l = self.coerce(l, Some(&elem))?;
-        if let Some(lt) = self.type_of(&l) {
-            if !comparable(&lt, &elem) {
-                return Err(SqlError::new(
-                    sqlstate::UNDEFINED_FUNCTION,
-                    format!(
-                        "operator does not exist: {} {} {}",
-                        lt.pg_name(),
-                        comparison_symbol(op),
-                        elem.pg_name()
-                    ),
-                )
-                .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-                .after(at));
-            }
-        }
+        self.check_comparable(&l, op, Some(elem), left)?;
         Ok(Expr::Quantified {
             left: Box::new(l),
             op,
@@ -757,6 +744,38 @@ impl Compiler<'_> {
             }
             _ => Ok((l, r)),
         }
+    }
+
+    /// PostgreSQL has no comparison between the two sides' types (`text =
+    /// integer`): 42883 at the operator, as its parser reports it, rather
+    /// than a comparison that casts one side. A side whose type is not
+    /// known yet is not checked here.
+    fn check_comparable(
+        &self,
+        l: &Expr,
+        op: BinOp,
+        rt: Option<SqlType>,
+        left: &ast::Expr,
+    ) -> SqlResult<()> {
+        let (Some(lt), Some(rt)) = (self.type_of(l), rt) else {
+            return Ok(());
+        };
+        if comparable(&lt, &rt) {
+            return Ok(());
+        }
+        // sqlparser keeps no span for the operator: it is the first token
+        // after the left operand.
+        Err(SqlError::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!(
+                "operator does not exist: {} {} {}",
+                lt.pg_name(),
+                comparison_symbol(op),
+                rt.pg_name()
+            ),
+        )
+        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+        .after(left.span().end))
     }
 
     /// Give an untyped side (literal or parameter) the type of the other side.
@@ -1087,7 +1106,7 @@ fn is_string_type(t: &SqlType) -> bool {
 /// (numbers with numbers, text types with text types, dates with
 /// timestamps, arrays with arrays of comparable elements, and any type
 /// with itself).
-fn comparable(a: &SqlType, b: &SqlType) -> bool {
+pub(crate) fn comparable(a: &SqlType, b: &SqlType) -> bool {
     let datetime =
         |t: &SqlType| matches!(t, SqlType::Date | SqlType::Timestamp | SqlType::TimestampTz);
     match (a, b) {

@@ -138,7 +138,9 @@ pub async fn serve(
     tokio::pin!(startup_timeout);
     let negotiated = tokio::select! {
         _ = &mut startup_timeout => return Ok(()),
-        negotiated = negotiate_tls::<Prepared>(socket, tls) => negotiated?,
+        // Boxed, as a message's work is below: only the connection's
+        // idle state stays in its task.
+        negotiated = Box::pin(negotiate_tls::<Prepared>(socket, tls)) => negotiated?,
     };
     // None: a direct TLS connection without TLS configured.
     let Some(framed) = negotiated else {
@@ -228,7 +230,9 @@ pub async fn serve(
         let is_cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
         let lazy = answered_lazily(&msg);
         socket.get_mut().set_corked(lazy);
-        let processed = process_message(
+        // Boxed: a message's work is kilobytes of future, which inline
+        // would stay allocated in the connection's task while it idles.
+        let processed = Box::pin(process_message(
             msg,
             &mut socket,
             connection.clone(),
@@ -236,7 +240,7 @@ pub async fn serve(
             connection.clone(),
             copy_handler.clone(),
             cancel_handler.clone(),
-        )
+        ))
         .await;
         let mut fatal = false;
         if let Err(mut e) = processed {

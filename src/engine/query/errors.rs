@@ -21,19 +21,46 @@ impl Source<'_> {
     /// The 1-based character position of the first whole-word occurrence of
     /// `word` (case-insensitive, outside quoted literals) from the statement on.
     pub fn find(&self, word: &str) -> Option<u32> {
-        if word.is_empty() {
-            return None;
-        }
+        let first = self.occurrences(word).next()?;
+        u32::try_from(first + 1).ok()
+    }
+
+    /// The 1-based character position of `symbol` (case-insensitive) where
+    /// it is the next token after a whole-word occurrence of `word`: an
+    /// operator after its left operand.
+    pub fn find_after(&self, word: &str, symbol: &str) -> Option<u32> {
+        let chars: Vec<char> = self.text.chars().collect();
+        let symbol: Vec<char> = symbol.to_lowercase().chars().collect();
+        let word_len = word.chars().count();
+        self.occurrences(word).find_map(|at| {
+            let mut i = at + word_len;
+            while chars.get(i).is_some_and(|c| c.is_whitespace()) {
+                i += 1;
+            }
+            let follows = chars.get(i..i + symbol.len())?;
+            let matches = follows
+                .iter()
+                .zip(&symbol)
+                .all(|(a, b)| a.to_lowercase().eq(std::iter::once(*b)));
+            matches.then(|| u32::try_from(i + 1).ok()).flatten()
+        })
+    }
+
+    /// The character offsets of whole-word occurrences of `word`
+    /// (case-insensitive, outside quoted literals) from the statement on.
+    fn occurrences(&self, word: &str) -> impl Iterator<Item = usize> + '_ {
         let chars: Vec<char> = self.text.chars().collect();
         let needle: Vec<char> = word.to_lowercase().chars().collect();
         let is_word = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-        let mut i = self.start;
         let mut quoted = false;
-        while i < chars.len() {
+        (self.start..chars.len()).filter(move |&i| {
             let c = chars[i];
             if c == '\'' {
                 quoted = !quoted;
-            } else if !quoted
+                return false;
+            }
+            !quoted
+                && !needle.is_empty()
                 && i + needle.len() <= chars.len()
                 && (i == 0 || !is_word(chars[i - 1]))
                 && chars[i + needle.len()..]
@@ -43,12 +70,7 @@ impl Source<'_> {
                     .iter()
                     .zip(&needle)
                     .all(|(a, b)| a.to_lowercase().eq(std::iter::once(*b)))
-            {
-                return u32::try_from(i + 1).ok();
-            }
-            i += 1;
-        }
-        None
+        })
     }
 }
 
@@ -332,6 +354,18 @@ mod tests {
         assert_eq!(s.find("ab"), Some(19));
         assert_eq!(s.find("AB"), Some(19));
         assert_eq!(s.find("zz"), None);
+    }
+
+    #[test]
+    fn an_operator_is_found_after_its_left_operand() {
+        let s = Source {
+            text: "SELECT name FROM t WHERE 'name =' = name AND t.name  <> 5 OR name in (1)",
+            start: 0,
+        };
+        // Not the select list's `name`, nor the one in a literal.
+        assert_eq!(s.find_after("name", "<>"), Some(54));
+        assert_eq!(s.find_after("name", "IN"), Some(67));
+        assert_eq!(s.find_after("name", ">"), None);
     }
 
     #[test]

@@ -17,6 +17,7 @@
 
 mod aggregates;
 mod casts;
+mod comparisons;
 mod dates;
 mod errors;
 mod from_functions;
@@ -396,6 +397,11 @@ impl QueryEngine {
         let logical = self
             .logical(parsed.stmt, &defs, snap.as_ref(), Some(src))
             .await?;
+        // The catalog's own columns are typed as keyclaim shows them, not
+        // always as PostgreSQL's; its queries are not checked.
+        if system.is_none() {
+            comparisons::check(&logical, Some(src))?;
+        }
         let columns = logical
             .schema()
             .fields()
