@@ -1769,7 +1769,7 @@ mod tests {
             Access::Scan
         ));
         assert!(matches!(
-            access("SELECT * FROM users WHERE id IN (1, name)"),
+            access("SELECT * FROM users WHERE id IN (1, length(name))"),
             Access::Scan
         ));
         assert!(matches!(
