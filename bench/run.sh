@@ -2,7 +2,7 @@
 # pgbench through keyclaim and against PostgreSQL on the same machine, in one
 # run, the two taking turns on each point: unique-key inserts and point
 # selects by unique key (simple protocol, the key in a string literal; and
-# prepared, the key built from a parameter: `'seed' || $1 || '@example.com'`),
+# prepared, the key built from a parameter: `'seed' || $1::text || '@example.com'`),
 # point selects by primary key (prepared, extended and simple protocol), and
 # updates by primary key, at 1, 8 and 32 clients. Prints a Markdown table with TPS and
 # the keyclaim/PostgreSQL ratio.
