@@ -10,8 +10,10 @@
 //!   is owed an answer in `wire::cork`, and buffers given back when idle),
 //!   pgwire handlers (startup and
 //!   auth, simple and extended query, COPY FROM STDIN in `wire::copy`,
-//!   COPY TO STDOUT in `wire::copy_out`), parameter decoding, row
-//!   encoding, and the one place errors become ErrorResponses.
+//!   COPY TO STDOUT in `wire::copy_out`), parameter decoding, result
+//!   descriptions that share the prepared statement's columns and row
+//!   encoding (`wire::encode`), and the one place errors become
+//!   ErrorResponses.
 //! - [`session`]: one connection's settings and transaction block; session
 //!   statements (SET, SHOW, BEGIN, COMMIT, SAVEPOINT, DISCARD, DEALLOCATE)
 //!   as typed plans in `session::utility`; the advisory locks it holds,
@@ -50,7 +52,10 @@
 //!   `engine::query` is the query engine (Apache DataFusion) for the reads
 //!   the fast path does not answer (joins, aggregates, subqueries, CTEs, set
 //!   operations, windows, expressions the single-table evaluator lacks):
-//!   syntax rules that make its answers PostgreSQL's,
+//!   syntax rules that make its answers PostgreSQL's, comparisons
+//!   PostgreSQL has no operator for refused before type coercion
+//!   (`query::comparisons`), casts of fractions to integers that round
+//!   (`query::rounding_casts`),
 //!   table providers that read through the statement's `ReadView` and turn
 //!   key filters into point reads, and their scans (`query::scan`), which
 //!   read by key the keys a hash join's build side names (a lookup join);
