@@ -1,6 +1,8 @@
 //! The Prometheus endpoint reports statements by kind and outcome, LWTs per
 //! statement and the claim protocol's events.
 
+#[path = "suite/common/mod.rs"]
+#[allow(dead_code)] // this binary uses only a part of it
 mod common;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};

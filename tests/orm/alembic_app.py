@@ -8,7 +8,7 @@ back to base, with Alembic's own commands and its default settings (each
 command one transaction, alembic_version kept by Alembic). After every
 step the script prints the schema as the catalog shows it (information_schema's
 columns, pg_constraint with pg_get_constraintdef, pg_indexes), the
-alembic_version row, and the rows the data migration wrote. tests/orms.rs runs it against both servers and compares
+alembic_version row, and the rows the data migration wrote. tests/suite/orms.rs runs it against both servers and compares
 the transcripts.
 
 A step that fails prints `ERROR <class> <sqlstate> <message>` and the

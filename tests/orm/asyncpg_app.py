@@ -5,7 +5,7 @@
 asyncpg speaks only the extended protocol with binary values, prepares
 every statement (and caches it), and resets each connection it takes back
 into a pool (pg_advisory_unlock_all(), CLOSE ALL, UNLISTEN *, RESET ALL).
-It prints one line per step; tests/orms.rs compares the transcripts.
+It prints one line per step; tests/suite/orms.rs compares the transcripts.
 
 A step that fails prints `ERROR <class> <sqlstate> <message>` and the next
 step runs. Steps in KNOWN_FAILURES (keyclaim answers differently from

@@ -4,7 +4,7 @@
 
 It prints one line per step: what the step observed (rows, counts, error
 SQLSTATEs and constraint names), nothing that legitimately differs between
-two servers. tests/orms.rs runs it against both and compares the
+two servers. tests/suite/orms.rs runs it against both and compares the
 transcripts. ORM_ECHO=1 logs every statement SQLAlchemy sends to stderr.
 
 A step that fails raises nothing: it prints `ERROR <class> <sqlstate>

@@ -1,4 +1,4 @@
-"""Settings of the minimal Django project tests/orms.rs runs against
+"""Settings of the minimal Django project tests/suite/orms.rs runs against
 PostgreSQL and keyclaim. The database comes from the environment:
 KEYCLAIM_ORM_DB_HOST, _PORT, _USER, _PASSWORD, _NAME."""
 
