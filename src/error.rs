@@ -194,6 +194,15 @@ impl SqlError {
         self
     }
 
+    /// An error of the moment (the store, the system, an interrupt, a
+    /// lock) rather than of the statement: it may succeed when sent again.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self.code.get(..2),
+            Some("08" | "40" | "53" | "55" | "57" | "58" | "XX")
+        )
+    }
+
     pub fn syntax(message: impl Into<String>) -> Self {
         Self::new(sqlstate::SYNTAX_ERROR, message)
     }
@@ -212,6 +221,26 @@ impl SqlError {
     /// 0A000 with a hint saying what keyclaim does support instead.
     pub fn unsupported(what: impl Into<String>, hint: impl Into<String>) -> Self {
         Self::new(sqlstate::FEATURE_NOT_SUPPORTED, what).with_hint(hint)
+    }
+
+    /// 42883: PostgreSQL has no `op` for these operand types, named as
+    /// PostgreSQL names them (`text = integer`).
+    pub fn no_operator(left: &str, op: &str, right: &str) -> Self {
+        Self::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("operator does not exist: {left} {op} {right}"),
+        )
+        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
+    }
+
+    /// 42883 for a prefix operator (`- text`); PostgreSQL's hint speaks
+    /// of one argument.
+    pub fn no_prefix_operator(op: &str, operand: &str) -> Self {
+        Self::new(
+            sqlstate::UNDEFINED_FUNCTION,
+            format!("operator does not exist: {op} {operand}"),
+        )
+        .with_hint("No operator matches the given name and argument type. You might need to add an explicit type cast.")
     }
 
     pub fn undefined_table(name: &str) -> Self {

@@ -765,17 +765,10 @@ impl Compiler<'_> {
         }
         // sqlparser keeps no span for the operator: it is the first token
         // after the left operand.
-        Err(SqlError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!(
-                "operator does not exist: {} {} {}",
-                lt.pg_name(),
-                comparison_symbol(op),
-                rt.pg_name()
-            ),
+        Err(
+            SqlError::no_operator(lt.pg_name(), comparison_symbol(op), rt.pg_name())
+                .after(left.span().end),
         )
-        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")
-        .after(left.span().end))
     }
 
     /// Give an untyped side (literal or parameter) the type of the other side.
@@ -1065,16 +1058,14 @@ fn negate(v: &Value) -> SqlResult<Value> {
         Value::Float4(f) => Value::Float4(-f),
         Value::Float8(f) => Value::Float8(-f),
         Value::Numeric(d) => Value::Numeric(-*d),
-        other => {
-            return Err(SqlError::new(
-                sqlstate::UNDEFINED_FUNCTION,
-                format!(
-                    "operator does not exist: - {}",
-                    value_type(other).map(|t| t.pg_name()).unwrap_or("unknown")
-                ),
-            ))
-        }
+        other => return Err(SqlError::no_prefix_operator("-", type_name(other))),
     })
+}
+
+/// A value's type as PostgreSQL names it in an error; a NULL is of type
+/// unknown.
+fn type_name(v: &Value) -> &'static str {
+    value_type(v).map(|t| t.pg_name()).unwrap_or("unknown")
 }
 
 pub fn value_type(v: &Value) -> Option<SqlType> {
@@ -1474,15 +1465,7 @@ fn compare(a: &Value, b: &Value) -> SqlResult<Option<Ordering>> {
                 other.sql_cmp(&parsed)
             })
         }
-        _ => Err(SqlError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!(
-                "operator does not exist: {} = {}",
-                value_type(a).map(|t| t.pg_name()).unwrap_or("unknown"),
-                value_type(b).map(|t| t.pg_name()).unwrap_or("unknown")
-            ),
-        )
-        .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts.")),
+        _ => Err(SqlError::no_operator(type_name(a), "=", type_name(b))),
     }
 }
 
@@ -1621,17 +1604,8 @@ fn arithmetic(op: BinOp, a: Value, b: Value) -> SqlResult<Value> {
     if a.is_null() || b.is_null() {
         return Ok(Value::Null);
     }
-    let ty = numeric_result(value_type(&a), value_type(&b)).ok_or_else(|| {
-        SqlError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!(
-                "operator does not exist: {} {} {}",
-                value_type(&a).map(|t| t.pg_name()).unwrap_or("unknown"),
-                symbol(op),
-                value_type(&b).map(|t| t.pg_name()).unwrap_or("unknown")
-            ),
-        )
-    })?;
+    let ty = numeric_result(value_type(&a), value_type(&b))
+        .ok_or_else(|| SqlError::no_operator(type_name(&a), symbol(op), type_name(&b)))?;
     let (a, b) = (a.cast_to(&ty)?, b.cast_to(&ty)?);
     let div0 = || SqlError::new(sqlstate::DIVISION_BY_ZERO, "division by zero");
     let out_of_range = |name: &str| {

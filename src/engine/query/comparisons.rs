@@ -12,7 +12,7 @@ use datafusion::logical_expr::utils::merge_schema;
 use datafusion::logical_expr::{BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
 
 use super::errors::Source;
-use crate::error::{sqlstate, SqlError, SqlResult};
+use crate::error::{SqlError, SqlResult};
 use crate::types::SqlType;
 
 /// The first comparison in `plan` (subqueries included) between types
@@ -65,17 +65,7 @@ fn incomparable(left: &Expr, right: &Expr, schema: &DFSchema) -> Option<(SqlType
 /// PostgreSQL's error, at the operator (`at`, where the client's text
 /// shows it after its left operand).
 fn no_operator(lt: &SqlType, symbol: &str, rt: &SqlType, at: Option<u32>) -> SqlError {
-    let err = SqlError::new(
-        sqlstate::UNDEFINED_FUNCTION,
-        format!(
-            "operator does not exist: {} {symbol} {}",
-            lt.pg_name(),
-            rt.pg_name()
-        ),
-    )
-    .with_hint(
-        "No operator matches the given name and argument types. You might need to add explicit type casts.",
-    );
+    let err = SqlError::no_operator(lt.pg_name(), symbol, rt.pg_name());
     match at {
         Some(p) => err.with_position(p),
         None => err,

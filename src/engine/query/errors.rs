@@ -277,35 +277,41 @@ fn plan_error(msg: &str, src: Option<&Source<'_>>) -> SqlError {
     if msg.contains("Divide by zero") {
         return division_by_zero();
     }
-    if let Some(ops) = msg.split("comparison operation ").nth(1) {
-        return SqlError::new(
-            sqlstate::UNDEFINED_FUNCTION,
-            format!("operator does not exist: {}", arrow_operands(ops)),
-        )
-        .with_hint(
-            "No operator matches the given name and argument types. You might need to add explicit type casts.",
-        );
+    if let Some((left, op, right)) = msg
+        .split("comparison operation ")
+        .nth(1)
+        .and_then(comparison_operands)
+    {
+        return SqlError::no_operator(&left, op, &right);
     }
     SqlError::unsupported(first_line(msg).to_string(), HINT)
 }
 
-/// `Utf8 = Int32` as PostgreSQL names the operand types.
-fn arrow_operands(ops: &str) -> String {
-    ops.split_whitespace()
-        .map(|w| match w {
-            "Utf8" | "Utf8View" | "LargeUtf8" => "text",
-            "Int16" => "smallint",
-            "Int32" => "integer",
-            "Int64" => "bigint",
-            "Float32" => "real",
-            "Float64" => "double precision",
-            "Boolean" => "boolean",
-            "Date32" => "date",
-            w if w.starts_with("Decimal") => "numeric",
-            w => w,
-        })
-        .collect::<Vec<_>>()
-        .join(" ")
+/// `Utf8 = Int32` split at its operator, each operand type as PostgreSQL
+/// names it (an Arrow type may hold spaces: `Decimal128(5, 2)`).
+fn comparison_operands(ops: &str) -> Option<(String, &str, String)> {
+    let words: Vec<&str> = ops.split_whitespace().collect();
+    let at = words
+        .iter()
+        .position(|w| w.chars().all(|c| "=<>!~".contains(c)))?;
+    let name = |words: &[&str]| arrow_type_name(&words.join(" ")).to_owned();
+    Some((name(&words[..at]), words[at], name(&words[at + 1..])))
+}
+
+/// An Arrow type as PostgreSQL names it; an unknown one as Arrow does.
+fn arrow_type_name(t: &str) -> &str {
+    match t {
+        "Utf8" | "Utf8View" | "LargeUtf8" => "text",
+        "Int16" => "smallint",
+        "Int32" => "integer",
+        "Int64" => "bigint",
+        "Float32" => "real",
+        "Float64" => "double precision",
+        "Boolean" => "boolean",
+        "Date32" => "date",
+        t if t.starts_with("Decimal") => "numeric",
+        t => t,
+    }
 }
 
 /// The PostgreSQL type names of a call's literal arguments in the

@@ -121,13 +121,11 @@ impl JsonOp {
                     Ok(t) => t.pg_name().to_string(),
                     Err(_) => step.data_type().to_string(),
                 };
-                return Err(sql_err(
-                    SqlError::new(
-                        sqlstate::UNDEFINED_FUNCTION,
-                        format!("operator does not exist: {left} {} {right}", self.op.symbol()),
-                    )
-                    .with_hint("No operator matches the given name and argument types. You might need to add explicit type casts."),
-                ));
+                return Err(sql_err(SqlError::no_operator(
+                    &left,
+                    self.op.symbol(),
+                    &right,
+                )));
             }
         };
         Ok(json)
