@@ -55,6 +55,44 @@ pub struct Session {
     pub cursors: cursors::Cursors,
 }
 
+/// Setting `name` as the session settings `settings` and the block's
+/// `local` ones give it (a snapshot's, or the session's own).
+fn setting_in(settings: &Settings, local: &Settings, name: &str) -> Option<String> {
+    let key = settings::folded(name);
+    let key = key.as_ref();
+    if let Some(v) = local.get(key) {
+        return Some(v.clone());
+    }
+    match settings::lookup(key) {
+        Some(g) => match g.kind {
+            Kind::Transaction { default } => setting_in(settings, local, default),
+            _ => Some(
+                settings
+                    .get(key)
+                    .cloned()
+                    .unwrap_or_else(|| g.default_value().to_owned()),
+            ),
+        },
+        None => settings.get(key).cloned(),
+    }
+}
+
+/// The ParameterStatus values of a settings snapshot
+/// ([`Session::settings_snapshot`]): what a client that was sent that
+/// snapshot's values last heard.
+pub fn reported_in(settings: &Settings, local: &Settings) -> Vec<(&'static str, String)> {
+    settings::GUCS
+        .iter()
+        .filter(|g| g.report)
+        .map(|g| {
+            (
+                g.name,
+                setting_in(settings, local, g.name).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
+
 /// The session's sequence values: the last value nextval (or setval with
 /// is_called) gave each sequence, and the last nextval of any.
 #[derive(Debug, Clone, Default)]
@@ -75,6 +113,8 @@ struct Undo {
     log_mark: LogMark,
     /// How many transaction-level advisory locks the block had taken.
     advisory_mark: usize,
+    /// How many cursors the session had declared.
+    cursor_mark: u64,
 }
 
 impl Session {
@@ -149,23 +189,7 @@ impl Session {
 
     /// A setting's current value as SHOW prints it.
     pub fn setting(&self, name: &str) -> Option<String> {
-        let key = settings::folded(name);
-        let key = key.as_ref();
-        if let Some(v) = self.local.get(key) {
-            return Some(v.clone());
-        }
-        match settings::lookup(key) {
-            Some(g) => match g.kind {
-                Kind::Transaction { default } => self.setting(default),
-                _ => Some(
-                    self.settings
-                        .get(key)
-                        .cloned()
-                        .unwrap_or_else(|| g.default_value().to_owned()),
-                ),
-            },
-            None => self.settings.get(key).cloned(),
-        }
+        setting_in(&self.settings, &self.local, name)
     }
 
     /// statement_timeout as set in this session (None = 0 = off).
@@ -204,11 +228,7 @@ impl Session {
 
     /// The settings PostgreSQL reports in ParameterStatus, with their values.
     pub fn reported(&self) -> Vec<(&'static str, String)> {
-        settings::GUCS
-            .iter()
-            .filter(|g| g.report)
-            .map(|g| (g.name, self.setting(g.name).unwrap_or_default()))
-            .collect()
+        reported_in(&self.settings, &self.local)
     }
 
     /// Whether a notice of `severity` ("WARNING", "NOTICE", ...) reaches the

@@ -30,6 +30,9 @@ pub struct Cursors {
     /// None until the session shares them (a statement's copy of the
     /// session has neither cursors nor shapes, and costs no allocation).
     shapes: Option<CursorShapes>,
+    /// How many cursors were declared so far: each cursor's number, and a
+    /// savepoint's mark.
+    declared: u64,
 }
 
 #[derive(Clone)]
@@ -38,6 +41,8 @@ struct Cursor {
     /// Locked by one FETCH at a time, for as long as its rows stream.
     rows: Arc<tokio::sync::Mutex<RowStream>>,
     hold: bool,
+    /// Its number in the order of declaration (see [`Cursors::mark`]).
+    number: u64,
 }
 
 impl std::fmt::Debug for Cursors {
@@ -58,6 +63,7 @@ impl Cursors {
         Cursors {
             open: HashMap::new(),
             shapes: Some(shapes),
+            declared: 0,
         }
     }
 
@@ -86,12 +92,14 @@ impl Cursors {
             s.insert(name.to_owned(), columns.clone());
         });
         let rows = Arc::new(tokio::sync::Mutex::new(rows));
+        self.declared += 1;
         self.open.insert(
             name.to_owned(),
             Cursor {
                 columns,
                 rows,
                 hold,
+                number: self.declared,
             },
         );
         Ok(())
@@ -135,7 +143,23 @@ impl Cursors {
 
     /// The block ended: its cursors without HOLD close with it.
     pub fn end_block(&mut self) {
-        self.open.retain(|_, c| c.hold);
+        self.retain(|c| c.hold);
+    }
+
+    /// Where a savepoint stands among the declarations.
+    pub fn mark(&self) -> u64 {
+        self.declared
+    }
+
+    /// ROLLBACK TO a savepoint that took `mark`: the cursors declared
+    /// since close, WITH HOLD or not, as in PostgreSQL. Those declared
+    /// before stay where their fetches left them.
+    pub fn roll_back_to(&mut self, mark: u64) {
+        self.retain(|c| c.number <= mark);
+    }
+
+    fn retain(&mut self, keep: impl Fn(&Cursor) -> bool) {
+        self.open.retain(|_, c| keep(c));
         let open = &self.open;
         if let Some(shapes) = &self.shapes {
             shapes.lock().retain(|name, _| open.contains_key(name));
@@ -184,5 +208,25 @@ mod tests {
         c.close(None).unwrap();
         assert!(shapes.lock().is_empty());
         assert_eq!(c.close(Some("h")).unwrap_err().code, "34000");
+    }
+
+    #[tokio::test]
+    async fn rolling_back_to_a_savepoint_closes_the_cursors_declared_since() {
+        let shapes = CursorShapes::default();
+        let mut c = Cursors::sharing(shapes.clone());
+        c.declare("before", columns(), rows(3), false).unwrap();
+        let mark = c.mark();
+        c.declare("after", columns(), rows(1), false).unwrap();
+        c.declare("held", columns(), rows(1), true).unwrap();
+        assert_eq!(fetched(&c, "before", Some(1)).await, vec![Value::Int4(1)]);
+        c.roll_back_to(mark);
+        for gone in ["after", "held"] {
+            assert_eq!(c.fetch(gone, Some(1)).err().map(|e| e.code), Some("34000"));
+        }
+        assert_eq!(shapes.lock().keys().collect::<Vec<_>>(), vec!["before"]);
+        // Its fetch is not undone.
+        assert_eq!(fetched(&c, "before", Some(1)).await, vec![Value::Int4(2)]);
+        // A name closed this way may be declared again.
+        c.declare("after", columns(), rows(1), false).unwrap();
     }
 }

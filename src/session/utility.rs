@@ -672,6 +672,7 @@ impl Session {
             constraints: Default::default(),
             log_mark: Default::default(),
             advisory_mark: 0,
+            cursor_mark: 0,
         }];
         for (name, value) in modes {
             Arc::make_mut(&mut self.local).insert(name.into(), value);
@@ -770,6 +771,7 @@ impl Session {
             constraints: self.constraints.clone(),
             log_mark: self.log_mark(),
             advisory_mark: self.advisory.xact_log.len(),
+            cursor_mark: self.cursors.mark(),
         });
         Ok(command("SAVEPOINT"))
     }
@@ -793,6 +795,7 @@ impl Session {
         self.settings = point.settings.clone();
         self.local = point.local.clone();
         self.constraints = point.constraints.clone();
+        self.cursors.roll_back_to(point.cursor_mark);
         self.txn = Block::InBlock;
         Ok(command("ROLLBACK"))
     }

@@ -33,7 +33,6 @@ mod utf8;
 
 pub use socket::serve;
 
-use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
 use pgwire::api::auth::AuthDriver;
@@ -103,7 +102,6 @@ impl Service {
             shared: self.shared.clone(),
             refused,
             session: tokio::sync::Mutex::new(Session::default()),
-            reported: parking_lot::Mutex::new(BTreeMap::new()),
             reported_from: parking_lot::Mutex::new(None),
             copy_in: tokio::sync::Mutex::new(None),
             cancel: OnceLock::new(),
@@ -144,10 +142,10 @@ pub(crate) struct Connection {
     /// Locked while a statement runs; never contended, since pgwire handles
     /// one message of a connection at a time.
     session: tokio::sync::Mutex<Session>,
-    /// The ParameterStatus values the client last heard.
-    reported: parking_lot::Mutex<BTreeMap<&'static str, String>>,
     /// The session's settings when they were last reported
-    /// (`Session::settings_snapshot`).
+    /// (`Session::settings_snapshot`): the values the client last heard
+    /// are worked out from them when the settings change
+    /// (`session::reported_in`), not kept for every connection.
     reported_from: parking_lot::Mutex<Option<(crate::session::Settings, crate::session::Settings)>>,
     /// Registered with the server's cancel registry once authenticated;
     /// the guard unregisters it when the connection ends.

@@ -18,9 +18,11 @@ use super::errors::fatal;
 use super::Connection;
 use crate::session::Session;
 
-/// The session's reported settings, kept in the connection's extensions for
-/// [`ReportedParameters`], which pgwire asks without the connection at hand.
-struct Reported(HashMap<String, String>);
+/// The session's reported settings, left in the connection's extensions
+/// for [`ReportedParameters`], which pgwire asks without the connection at
+/// hand, once, when the client is authenticated; taken then, so an idle
+/// connection does not keep them.
+struct Reported(parking_lot::Mutex<Option<HashMap<String, String>>>);
 
 /// ParameterStatus at startup: the values the session starts with.
 pub(crate) struct ReportedParameters;
@@ -30,7 +32,7 @@ impl ServerParameterProvider for ReportedParameters {
         client
             .session_extensions()
             .get::<Reported>()
-            .map(|r| r.0.clone())
+            .and_then(|r| r.0.lock().take())
     }
 }
 
@@ -92,14 +94,15 @@ impl Connection {
         tracing::Span::current().record("user", user.as_str());
         let mut session = Session::new(user, database, metadata);
         session.cursors = crate::session::cursors::Cursors::sharing(self.view.cursors());
-        let reported = session.reported();
-        *self.reported.lock() = reported.iter().cloned().collect();
-        client.session_extensions().insert(Reported(
-            reported
-                .into_iter()
-                .map(|(k, v)| (k.to_owned(), v))
-                .collect(),
-        ));
+        *self.reported_from.lock() = Some(session.settings_snapshot());
+        let reported = session
+            .reported()
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect();
+        client
+            .session_extensions()
+            .insert(Reported(parking_lot::Mutex::new(Some(reported))));
         *self.session.lock().await = session;
         Ok(())
     }

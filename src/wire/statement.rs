@@ -149,7 +149,7 @@ impl Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         client.set_transaction_status(self.transaction_status().await);
-        let now = {
+        let changed: Vec<(&'static str, String)> = {
             let session = self.session.lock().await;
             // Reported settings change only with the settings: most
             // statements leave them as the last one did.
@@ -160,17 +160,14 @@ impl Connection {
             }) {
                 return Ok(());
             }
-            *seen = Some(snapshot);
-            session.reported()
-        };
-        let changed: Vec<(&'static str, String)> = {
-            let mut last = self.reported.lock();
-            now.into_iter()
-                .filter(|(name, value)| {
-                    let unchanged = last.get(name) == Some(value);
-                    last.insert(name, value.clone());
-                    !unchanged
-                })
+            let heard = seen
+                .replace(snapshot)
+                .map(|(settings, local)| crate::session::reported_in(&settings, &local))
+                .unwrap_or_default();
+            session
+                .reported()
+                .into_iter()
+                .filter(|now| !heard.contains(now))
                 .collect()
         };
         for (name, value) in changed {
