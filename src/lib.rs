@@ -27,7 +27,8 @@
 //!   points, so an interrupted write is undone rather than cut off.
 //! - [`engine`]: one statement as named stages: parse, plan, admit, bind,
 //!   run, each stage given one statement context (`engine::ctx`); plans
-//!   kept by statement text for texts sent again (`engine::plan_cache`);
+//!   kept by statement text for texts sent again, and by shape for simple
+//!   queries that differ only in their literal values (`engine::plan_cache`);
 //!   `engine::txn` mints, commits, aborts and trims transactions;
 //!   `engine::ddl` changes the catalog (waiting for another block's pending
 //!   change, folding decided ones, removing storage nothing names);
@@ -79,7 +80,9 @@
 //!   sqlparser misreads or lacks is rewritten token by token before it
 //!   parses: `sql::maintenance` (VACUUM, ANALYZE), `sql::alter_sequence`,
 //!   `sql::fetch` (FETCH without a direction, MOVE) and `sql::overriding`
-//!   (INSERT ... OVERRIDING).
+//!   (INSERT ... OVERRIDING); `sql::shape` finds a simple query's shape
+//!   (its comparison, VALUES and IN-list literals as parameters) by
+//!   scanning its text, without parsing it.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
 //!   each proxy caches them and re-reads after DDL elsewhere (catalog epoch).
 //!   An entry may carry a block's pending change (`catalog::entry`), seen

@@ -68,6 +68,13 @@ pub fn statement(kind: &'static str, outcome: &str, elapsed: Duration, ops: Ops)
     metrics::histogram!("keyclaim_statement_reads", "kind" => kind).record(ops.reads as f64);
 }
 
+/// How a statement's plan was found: "text" (kept for the same text),
+/// "shape" (kept for a text that differs only in its literal values,
+/// `sql::shape`) or "planned" (planned now).
+pub fn plan_found(how: &'static str) {
+    metrics::counter!("keyclaim_plans_total", "found" => how).increment(1);
+}
+
 /// A statement's rows, still counting its store operations while the
 /// client takes them (a scan reads page by page as it streams); the
 /// statement is recorded when the stream ends, fails or is dropped.

@@ -44,13 +44,23 @@ async fn statements_lwts_and_conflicts_are_exported() {
     assert_eq!(rows.len(), 1);
     // Refused while planned: counted all the same.
     assert!(c.batch_execute("SELECT * FROM nowhere").await.is_err());
+    // Point selects sent as text, their key a literal: the first plans
+    // its shape (the text with the key as a parameter), the second finds
+    // that plan.
+    for id in [1, 3] {
+        c.batch_execute(&format!("SELECT e FROM m WHERE id = {id}"))
+            .await
+            .unwrap();
+    }
     let text = scrape(addr).await;
     for line in [
-        r#"keyclaim_statements_total{kind="select",outcome="ok"} 1"#,
+        r#"keyclaim_statements_total{kind="select",outcome="ok"} 3"#,
         r#"keyclaim_statements_total{kind="select",outcome="42P01"} 1"#,
-        r#"keyclaim_statement_reads_sum{kind="select"} 1"#,
-        // Two selects: the scan (1 read) and the refused one (none).
-        r#"keyclaim_statement_reads_count{kind="select"} 2"#,
+        r#"keyclaim_statement_reads_sum{kind="select"} 3"#,
+        // Four selects: the scan (1 read), the refused one (none) and the
+        // two point selects (1 read each).
+        r#"keyclaim_statement_reads_count{kind="select"} 4"#,
+        r#"keyclaim_plans_total{found="shape"} 1"#,
         r#"keyclaim_statements_total{kind="insert",outcome="ok"} 1"#,
         r#"keyclaim_statements_total{kind="insert",outcome="23505"} 1"#,
         r#"keyclaim_claim_events_total{event="conflict"} 1"#,

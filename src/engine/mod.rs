@@ -44,6 +44,7 @@ use crate::error::{SqlError, SqlResult};
 use crate::session::{Session, Utility};
 use crate::sql::expr::{EvalCtx, Expr, Loc, Params};
 use crate::sql::plan::{table_name, Plan, Planner, Tables};
+use crate::sql::shape::Shape;
 use crate::stop::Stop;
 use crate::store::{Store, TxnId};
 use crate::txn::{Mode, OpenTxn};
@@ -413,6 +414,20 @@ impl Engine {
         hints: &[Option<SqlType>],
         own: Option<TxnId>,
     ) -> SqlResult<Option<Prepared>> {
+        let kept = self.kept(sql, hints, own).await?;
+        if kept.is_some() {
+            crate::metrics::plan_found("text");
+        }
+        Ok(kept)
+    }
+
+    /// The plan kept for `sql` with `hints`, if still good from `own`.
+    async fn kept(
+        &self,
+        sql: &str,
+        hints: &[Option<SqlType>],
+        own: Option<TxnId>,
+    ) -> SqlResult<Option<Prepared>> {
         let Some(kept) = self.inner.plans.get(sql, hints) else {
             return Ok(None);
         };
@@ -423,6 +438,63 @@ impl Engine {
     /// types `hints`), for the next time the same text comes.
     pub fn keep_plan(&self, sql: &str, hints: &[Option<SqlType>], prepared: &Prepared) {
         self.inner.plans.put(sql, hints, prepared);
+    }
+
+    /// The plan of a simple Query's shape, kept or made now, with its
+    /// parameters' values; None sends the text the ordinary way, which
+    /// also reports any error as the client's text has it (a shape that
+    /// does not plan, a literal its parameter's type does not read).
+    /// Never an error of its own, so a shape changes no answer.
+    pub async fn shaped_plan(
+        &self,
+        shape: &Shape,
+        own: Option<TxnId>,
+    ) -> SqlResult<Option<(Prepared, Vec<Value>)>> {
+        let plans = &self.inner.plans;
+        let (text, hints) = (shape.text.as_str(), shape.hints.as_slice());
+        if plans.refused(text, hints) {
+            return Ok(None);
+        }
+        let prepared = match self.kept(text, hints, own).await {
+            Ok(Some(kept)) => {
+                crate::metrics::plan_found("shape");
+                kept
+            }
+            Ok(None) => {
+                let planned = async {
+                    let mut statements = crate::sql::parse(text)?;
+                    match (statements.pop(), statements.is_empty()) {
+                        (Some(stmt), true) => Box::pin(self.plan(stmt, hints, own, text)).await,
+                        _ => Err(SqlError::syntax("not one statement")),
+                    }
+                };
+                match planned.await {
+                    // The single-table path types a parameter as the
+                    // literal it stands for; the query engine does not
+                    // everywhere (a VALUES list's column), so its
+                    // statements are planned with their literals.
+                    Ok(prepared)
+                        if prepared.plan.single_table() && plans.put(text, hints, &prepared) =>
+                    {
+                        crate::metrics::plan_found("planned");
+                        prepared
+                    }
+                    Err(e) if e.is_transient() => return Ok(None),
+                    Ok(_) | Err(_) => {
+                        plans.refuse(text, hints);
+                        return Ok(None);
+                    }
+                }
+            }
+            Err(_) => return Ok(None),
+        };
+        let values = shape
+            .values
+            .iter()
+            .zip(&prepared.param_types)
+            .map(|(value, ty)| Value::parse_text(ty, value).ok())
+            .collect::<Option<Vec<Value>>>();
+        Ok(values.map(|values| (prepared, values)))
     }
 
     /// Plan one statement already parsed from `source` (the text the client
@@ -441,6 +513,9 @@ impl Engine {
         let kind = statement_kind(&stmt);
         let started = Instant::now();
         self.plan(stmt, hints, own, source).map(move |planned| {
+            if planned.is_ok() {
+                crate::metrics::plan_found("planned");
+            }
             planned.map_err(|e| {
                 // Refused while planned (an unknown table, a catalog the
                 // store did not answer for): a statement all the same, so

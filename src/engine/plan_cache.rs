@@ -10,8 +10,15 @@
 //! another proxy never makes a cached plan wrong, only re-planned. DDL
 //! statements are not kept (their plans name no tables to check), nor are
 //! texts holding more than one statement.
+//!
+//! A simple Query's shape (`sql::shape`, its literals as parameters) is
+//! kept here too, by its text. A shape that cannot be kept (it does not
+//! plan with parameters, or plans to something not kept) is remembered as
+//! refused for a while, so that its texts go the ordinary way without
+//! trying again each time.
 
 use std::hash::{BuildHasher, Hash, Hasher};
+use std::time::{Duration, Instant};
 
 use dashmap::DashMap;
 
@@ -27,8 +34,15 @@ const CAPACITY: usize = 2048;
 /// Texts longer than this are planned each time (a bulk INSERT's VALUES).
 const MAX_TEXT: usize = 4096;
 
+/// How long a refused shape is not tried again: a table it named may have
+/// been created since, or changed.
+const REFUSAL: Duration = Duration::from_secs(30);
+
 pub(crate) struct PlanCache {
     plans: DashMap<u64, Kept>,
+    /// Refused shapes, by key (a collision only sends a text the
+    /// ordinary way), with when they were refused.
+    refused: DashMap<u64, Instant>,
     hasher: std::collections::hash_map::RandomState,
 }
 
@@ -42,6 +56,7 @@ impl Default for PlanCache {
     fn default() -> Self {
         PlanCache {
             plans: DashMap::new(),
+            refused: DashMap::new(),
             hasher: std::collections::hash_map::RandomState::new(),
         }
     }
@@ -66,10 +81,11 @@ impl PlanCache {
     }
 
     /// Keeps `prepared`, planned from `sql` (one statement) with `hints`,
-    /// if it can be checked against the catalog when used again.
-    pub(crate) fn put(&self, sql: &str, hints: &[Option<SqlType>], prepared: &Prepared) {
+    /// if it can be checked against the catalog when used again; whether
+    /// it was kept.
+    pub(crate) fn put(&self, sql: &str, hints: &[Option<SqlType>], prepared: &Prepared) -> bool {
         if sql.len() > MAX_TEXT || !kept_kind(&prepared.plan) {
-            return;
+            return false;
         }
         if self.plans.len() >= CAPACITY {
             let victim = self.plans.iter().next().map(|e| *e.key());
@@ -85,6 +101,28 @@ impl PlanCache {
                 prepared: prepared.clone(),
             },
         );
+        true
+    }
+
+    /// Whether the shape `sql` with `hints` was refused lately.
+    pub(crate) fn refused(&self, sql: &str, hints: &[Option<SqlType>]) -> bool {
+        let key = self.key(sql, hints);
+        match self.refused.get(&key).map(|at| at.elapsed() < REFUSAL) {
+            Some(true) => true,
+            Some(false) => {
+                self.refused.remove(&key);
+                false
+            }
+            None => false,
+        }
+    }
+
+    /// Remembers that the shape `sql` with `hints` cannot be kept.
+    pub(crate) fn refuse(&self, sql: &str, hints: &[Option<SqlType>]) {
+        if self.refused.len() >= CAPACITY {
+            self.refused.clear();
+        }
+        self.refused.insert(self.key(sql, hints), Instant::now());
     }
 
     #[cfg(test)]

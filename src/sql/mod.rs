@@ -13,6 +13,7 @@ pub mod overriding;
 pub mod plan;
 mod sequence_options;
 pub mod set_constraints;
+pub mod shape;
 mod time_zone;
 
 use sqlparser::ast::Statement;

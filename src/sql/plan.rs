@@ -245,6 +245,18 @@ impl Plan {
         }
     }
 
+    /// Whether it runs on the single-table path alone: no query engine
+    /// plan reads its rows or finds the rows it writes.
+    pub fn single_table(&self) -> bool {
+        match self {
+            Plan::Select(_) => true,
+            Plan::Insert(i) => matches!(i.rows, InsertRows::Values(_)),
+            Plan::Update(u) => u.found_by.is_none(),
+            Plan::Delete(d) => d.found_by.is_none(),
+            _ => false,
+        }
+    }
+
     /// Whether it may write more than one row (and so runs as a
     /// transaction of its own outside a block).
     pub fn may_write_many(&self) -> bool {

@@ -22,6 +22,8 @@ use super::statement::{completion, Ran};
 use super::Connection;
 use crate::engine::Prepared;
 use crate::sql::copy::Copy;
+use crate::sql::shape::Shape;
+use crate::types::Value;
 
 /// Only semicolons and whitespace: PostgreSQL answers EmptyQueryResponse.
 fn is_empty_query(query: &str) -> bool {
@@ -87,7 +89,16 @@ impl SimpleQueryHandler for Connection {
             let engine = &self.shared.engine;
             if let Some(kept) = engine.kept_plan(query, &[], self.view.get()).await? {
                 let interrupt = self.interrupt(cancel.clone()).await;
-                return self.run_simple(client, &kept, &interrupt).await;
+                return self.run_simple(client, &kept, Vec::new(), &interrupt).await;
+            }
+            // A text like one run before but for its literal values: that
+            // text's plan, the values as its parameters.
+            if let Some(shape) = Shape::of(query) {
+                let interrupt = self.interrupt(cancel.clone()).await;
+                let shaped = engine.shaped_plan(&shape, self.view.get());
+                if let Some((prepared, params)) = interrupt.guard(shaped).await? {
+                    return self.run_simple(client, &prepared, params, &interrupt).await;
+                }
             }
             // The whole string parses first, so a syntax error anywhere runs
             // nothing, as in PostgreSQL.
@@ -129,7 +140,7 @@ impl SimpleQueryHandler for Connection {
                 if count == 1 {
                     engine.keep_plan(query, &[], &prepared);
                 }
-                self.run_simple(client, &prepared, &interrupt).await?;
+                self.run_simple(client, &prepared, Vec::new(), &interrupt).await?;
             }
             Ok(())
         }
@@ -153,6 +164,7 @@ impl Connection {
         &self,
         client: &mut C,
         statement: &Prepared,
+        params: Vec<Value>,
         interrupt: &Interrupt,
     ) -> PgWireResult<()>
     where
@@ -162,13 +174,7 @@ impl Connection {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let ran = self
-            .run(
-                client,
-                statement,
-                Vec::new(),
-                &Format::UnifiedText,
-                interrupt,
-            )
+            .run(client, statement, params, &Format::UnifiedText, interrupt)
             .await?;
         let complete = match ran {
             Ran::Rows {

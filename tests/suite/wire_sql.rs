@@ -372,3 +372,64 @@ async fn set_config_goes_through_the_session() {
     let e = db_err(&c, "SELECT set_config('no_such_setting', 'x', false)").await;
     assert_eq!(e.code(), &SqlState::UNDEFINED_OBJECT);
 }
+
+/// Texts that differ only in their literal values share one plan
+/// (`sql::shape`): each still gets its own values' answer, and an error
+/// still points into the client's own text.
+#[tokio::test]
+async fn texts_that_differ_in_their_literals_get_their_own_answers() {
+    let (_server, c) = setup().await;
+    let name = |rows: Vec<tokio_postgres::SimpleQueryMessage>| -> Vec<String> {
+        rows.into_iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(r.get(0).unwrap().to_owned()),
+                _ => None,
+            })
+            .collect()
+    };
+    for (sql, want) in [
+        ("SELECT name FROM users WHERE id = 1", vec!["ann"]),
+        ("SELECT name FROM users WHERE id = 2", vec!["bob"]),
+        ("SELECT name FROM users WHERE id = 3", vec![]),
+        ("SELECT name FROM users WHERE id = '2'", vec!["bob"]),
+        ("SELECT name FROM users WHERE id = 2.0", vec!["bob"]),
+        ("SELECT name FROM users WHERE id = 1.5", vec![]),
+        ("SELECT name FROM users WHERE id = 5000000000", vec![]),
+        ("SELECT name FROM users WHERE email = 'b@x'", vec!["bob"]),
+        (
+            "SELECT name FROM users WHERE id IN (1, 2) ORDER BY id",
+            vec!["ann", "bob"],
+        ),
+        (
+            "SELECT name FROM users WHERE id IN (2, 7) ORDER BY id",
+            vec!["bob"],
+        ),
+    ] {
+        let rows = c.simple_query(sql).await.unwrap();
+        assert_eq!(name(rows), want, "{sql}");
+    }
+    // The values of a row are its own, and so is its duplicate's detail.
+    c.batch_execute("INSERT INTO users VALUES (3, 'c@x', 'cy')")
+        .await
+        .unwrap();
+    c.batch_execute("INSERT INTO users VALUES (4, 'd''x', 'dee')")
+        .await
+        .unwrap();
+    let rows = c
+        .simple_query("SELECT email FROM users WHERE id = 4")
+        .await
+        .unwrap();
+    assert_eq!(name(rows), vec!["d'x"]);
+    let e = db_err(&c, "INSERT INTO users VALUES (5, 'c@x', 'eve')").await;
+    assert_eq!(e.detail(), Some("Key (email)=(c@x) already exists."));
+    // A literal its parameter's type does not read: PostgreSQL's error, at
+    // the literal in this text.
+    let e = db_err(&c, "SELECT name FROM users WHERE id = 'abc'").await;
+    assert_eq!(e.code(), &SqlState::INVALID_TEXT_REPRESENTATION);
+    assert_eq!(
+        e.position(),
+        Some(&tokio_postgres::error::ErrorPosition::Original(35))
+    );
+    let e = db_err(&c, "INSERT INTO users VALUES (6, 'f@x', 'toolong')").await;
+    assert_eq!(e.code(), &SqlState::STRING_DATA_RIGHT_TRUNCATION);
+}
