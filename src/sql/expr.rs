@@ -780,6 +780,7 @@ impl Compiler<'_> {
 
     fn coerce(&mut self, e: Expr, ty: Option<&SqlType>) -> SqlResult<Expr> {
         let Some(ty) = ty else { return Ok(e) };
+        let ty = &ty.without_modifier();
         Ok(match e {
             Expr::Unknown(s, loc) => {
                 let v = Value::parse_text(ty, &s).map_err(|e| e.at(loc))?;

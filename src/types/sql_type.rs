@@ -109,6 +109,20 @@ impl SqlType {
     }
 
     /// Name as PostgreSQL prints it in messages: "integer", "character varying", "timestamp without time zone", ...
+    /// The type without its length or precision (`varchar(6)` is
+    /// `varchar`, `numeric(6,2)` is `numeric`): what a literal or parameter
+    /// compared with a column of this type is read as, since in PostgreSQL
+    /// an expression's type carries no modifier (`name = 'longer than six'`
+    /// is false, not an error; `n = 4.444` does not round to 4.44).
+    pub fn without_modifier(&self) -> SqlType {
+        match self {
+            SqlType::Varchar(_) => SqlType::Varchar(None),
+            SqlType::Numeric(_) => SqlType::Numeric(None),
+            SqlType::Array(elem) => SqlType::Array(Box::new(elem.without_modifier())),
+            other => other.clone(),
+        }
+    }
+
     pub fn pg_name(&self) -> &'static str {
         match self {
             SqlType::Bool => "boolean",

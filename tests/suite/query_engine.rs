@@ -314,6 +314,58 @@ async fn extended_protocol_describes_engine_queries() {
     server.shutdown().await;
 }
 
+/// A parameter whose type the client declared is of that type wherever it
+/// stands, as in PostgreSQL: a VALUES list or UNION branch of numeric
+/// parameters is numeric (it came out as text, and `v::int` of 0.5 was 0).
+#[tokio::test]
+async fn declared_parameter_types_hold_in_values_lists_and_unions() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    let stmt = c
+        .prepare_typed(
+            "SELECT v, v::int FROM (VALUES ($1), ($2)) AS t(v) ORDER BY v",
+            &[Type::NUMERIC, Type::NUMERIC],
+        )
+        .await
+        .unwrap();
+    let types: Vec<Type> = stmt.columns().iter().map(|c| c.type_().clone()).collect();
+    assert_eq!(types, [Type::NUMERIC, Type::INT4]);
+    let half = rust_decimal::Decimal::new(5, 1);
+    let almost = rust_decimal::Decimal::new(24999, 4);
+    let rows = c.query(&stmt, &[&half, &almost]).await.unwrap();
+    let got: Vec<(rust_decimal::Decimal, i32)> =
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, [(half, 1), (almost, 2)]);
+    let stmt = c
+        .prepare_typed(
+            "SELECT a FROM (SELECT $1 AS a UNION ALL SELECT 2) s ORDER BY a LIMIT $2",
+            &[Type::INT4, Type::INT2],
+        )
+        .await
+        .unwrap();
+    assert_eq!(stmt.columns()[0].type_(), &Type::INT4);
+    let rows = c.query(&stmt, &[&7i32, &5i16]).await.unwrap();
+    let got: Vec<i32> = rows.iter().map(|r| r.get(0)).collect();
+    assert_eq!(got, [2, 7]);
+    // LIMIT and OFFSET parameters left to the server are bigints, as
+    // PostgreSQL describes them (they were described as text).
+    c.batch_execute(
+        "CREATE TABLE p (id integer PRIMARY KEY, g integer);
+         INSERT INTO p VALUES (1, 1), (2, 1), (3, 2);",
+    )
+    .await
+    .unwrap();
+    let stmt = c
+        .prepare("SELECT g, count(*) FROM p GROUP BY g ORDER BY g LIMIT $1 OFFSET $2")
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[Type::INT8, Type::INT8]);
+    let rows = c.query(&stmt, &[&1i64, &1i64]).await.unwrap();
+    let got: Vec<(i32, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, [(2, 1)]);
+    server.shutdown().await;
+}
+
 /// DataFusion answers the merged column of a RIGHT or FULL join with USING
 /// from the left side alone (NULL for a row only the right side has):
 /// refused rather than answered wrong; ON and LEFT joins run.

@@ -19,6 +19,7 @@ mod aggregates;
 mod casts;
 mod comparisons;
 mod dates;
+mod declared;
 mod errors;
 mod from_functions;
 mod json;
@@ -392,6 +393,8 @@ impl QueryEngine {
         hints: &[Option<SqlType>],
         src: &Source<'_>,
     ) -> SqlResult<(QueryPlan, Vec<Column>, Vec<SqlType>)> {
+        let mut parsed = parsed;
+        declared::declare(&mut parsed.stmt, hints);
         let system = parsed.system.then(|| parsed.stmt.clone());
         let snap = parsed.system.then(|| Arc::new(Snapshot::for_planning()));
         let logical = self
@@ -415,7 +418,16 @@ impl QueryEngine {
         let mut found = logical
             .get_parameter_types()
             .map_err(|e| errors::to_sql_error(e, Some(src)))?;
-        for (id, ty) in implied_parameters(&logical) {
+        let optimized = match system {
+            None => self.optimized_once(&logical),
+            Some(_) => None,
+        };
+        // The optimized plan too: type coercion types LIMIT's and OFFSET's
+        // parameters (bigint, as in PostgreSQL) with a cast.
+        for (id, ty) in implied_parameters(&logical)
+            .into_iter()
+            .chain(optimized.iter().flat_map(implied_parameters))
+        {
             let known = found.entry(id).or_insert(None);
             if known.is_none() {
                 *known = Some(ty);
@@ -442,10 +454,6 @@ impl QueryEngine {
                     .unwrap_or(SqlType::Text)
             })
             .collect();
-        let optimized = match system {
-            None => self.optimized_once(&logical),
-            Some(_) => None,
-        };
         Ok((
             QueryPlan {
                 logical,
@@ -532,7 +540,10 @@ impl QueryEngine {
             true => Ok(logical),
             false => {
                 let values = bind(&cx.params, param_types, &plan.params)?;
-                logical.with_param_values(values).map_err(df_error)
+                logical
+                    .with_param_values(values)
+                    .and_then(fold_limit_casts)
+                    .map_err(df_error)
             }
         };
         // A system query has no plan optimized once (`plan`).
@@ -697,6 +708,42 @@ fn implied_parameters(plan: &LogicalPlan) -> Vec<(String, DataType)> {
         })
     });
     out
+}
+
+/// LIMIT and OFFSET take only a literal. In a plan optimized before its
+/// parameters were bound, type coercion cast their parameter
+/// (`CAST($1 AS Int64)`), which binding leaves a cast literal: folded here.
+fn fold_limit_casts(plan: LogicalPlan) -> datafusion::common::Result<LogicalPlan> {
+    use datafusion::common::tree_node::Transformed;
+    use datafusion::logical_expr::{Cast, Expr};
+    let fold = |e: &mut Option<Box<Expr>>| -> bool {
+        let Some(Expr::Cast(Cast { expr, field })) = e.as_deref() else {
+            return false;
+        };
+        let Expr::Literal(value, _) = expr.as_ref() else {
+            return false;
+        };
+        match value.cast_to(field.data_type()) {
+            Ok(folded) => {
+                *e = Some(Box::new(Expr::Literal(folded, None)));
+                true
+            }
+            Err(_) => false,
+        }
+    };
+    plan.transform_up_with_subqueries(|node| match node {
+        LogicalPlan::Limit(mut limit) => {
+            let skip = fold(&mut limit.skip);
+            let fetch = fold(&mut limit.fetch);
+            let node = LogicalPlan::Limit(limit);
+            Ok(match skip || fetch {
+                true => Transformed::yes(node),
+                false => Transformed::no(node),
+            })
+        }
+        other => Ok(Transformed::no(other)),
+    })
+    .map(|t| t.data)
 }
 
 /// What a panic inside DataFusion becomes: an error for this statement,
