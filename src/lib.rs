@@ -56,7 +56,8 @@
 //!   syntax rules that make its answers PostgreSQL's, comparisons
 //!   PostgreSQL has no operator for refused before type coercion
 //!   (`query::comparisons`), casts of fractions to integers that round
-//!   (`query::rounding_casts`),
+//!   (`query::rounding_casts`), parameters of the types their client
+//!   declared (`query::declared`),
 //!   table providers that read through the statement's `ReadView` and turn
 //!   key filters into point reads, and their scans (`query::scan`), which
 //!   read by key the keys a hash join's build side names (a lookup join);
