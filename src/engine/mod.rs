@@ -469,10 +469,11 @@ impl Engine {
                     }
                 };
                 match planned.await {
-                    // The single-table path types a parameter as the
-                    // literal it stands for; the query engine does not
-                    // everywhere (a VALUES list's column), so its
-                    // statements are planned with their literals.
+                    // Only single-table plans: the query engine types
+                    // text-family parameters by their context
+                    // (`query::declared`), and its statements have not
+                    // been checked against PostgreSQL through shapes, so
+                    // they are planned with their literals.
                     Ok(prepared)
                         if prepared.plan.single_table() && plans.put(text, hints, &prepared) =>
                     {
