@@ -34,6 +34,8 @@
 //!   change, folding decided ones, removing storage nothing names);
 //!   `engine::alter` runs ALTER TABLE as changes of a definition, its
 //!   column forms (ADD, DROP, RENAME, SET DATA TYPE) in `engine::columns`;
+//!   `engine::indexes` publishes a plain index (CREATE INDEX), builds its
+//!   entries over the rows already there and marks it built;
 //!   `engine::truncate` empties tables by pointing them at fresh storage;
 //!   `engine::cursor` plans DECLARE's query as any SELECT and runs
 //!   DECLARE and FETCH;
@@ -107,12 +109,15 @@
 //!   from commit stamps given by `claims::clock` and the previous state a
 //!   row keeps), `claims::txn_write`
 //!   (writing, undoing and finishing a transaction's intents) and
+//!   `claims::index` (a plain index's entries, added by every writer
+//!   before its row, so a lookup that checks each row it finds is exact),
 //!   `claims::advisory` (advisory lock partitions: acquire, release,
 //!   break a gone holder after fencing its transactions, register a
 //!   holder's transaction before its COMMIT) and `claims::slots` (a row
 //!   joining a group of a count limit takes one of its slots; a full group
 //!   is refused only once two reads of every slot agree).
-//! - [`store`]: the `Store` trait (LWT primitives), the embedded `memory`
+//! - [`store`]: the `Store` trait (LWT primitives, and plain writes and
+//!   reads of index entries), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:
 //!   session, CQL text, prepared statements, values, error mapping,
 //!   `reach`, which fails a request at once when no quorum of replicas is

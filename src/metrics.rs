@@ -1,5 +1,5 @@
 //! Metrics users watch, in Prometheus' text format: statements by kind and
-//! outcome, their latency, LWTs and reads per statement, and the claim
+//! outcome, their latency, LWTs, reads and plain writes per statement, and the claim
 //! protocol's events (conflicts, waits, fences, retries, restarts, unknown
 //! outcomes; see `claims::Event`).
 
@@ -16,6 +16,8 @@ use metrics_exporter_prometheus::{Matcher, PrometheusBuilder};
 pub struct Ops {
     pub lwts: u64,
     pub reads: u64,
+    /// Plain writes (index entries, `claims::index`).
+    pub writes: u64,
 }
 
 /// The store operations of one statement so far, counted as they happen,
@@ -24,6 +26,7 @@ pub struct Ops {
 pub struct Counter {
     lwts: AtomicU64,
     reads: AtomicU64,
+    writes: AtomicU64,
 }
 
 impl Counter {
@@ -31,6 +34,7 @@ impl Counter {
         Ops {
             lwts: self.lwts.load(Ordering::Relaxed),
             reads: self.reads.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
         }
     }
 }
@@ -57,6 +61,11 @@ pub fn note_read() {
     let _ = OPS.try_with(|c| c.reads.fetch_add(1, Ordering::Relaxed));
 }
 
+/// Called by the counting store for every plain write (an index entry).
+pub fn note_write() {
+    let _ = OPS.try_with(|c| c.writes.fetch_add(1, Ordering::Relaxed));
+}
+
 /// Record one statement: its kind ("select", "insert", ...), outcome ("ok"
 /// or its SQLSTATE), latency and store operations.
 pub fn statement(kind: &'static str, outcome: &str, elapsed: Duration, ops: Ops) {
@@ -66,6 +75,7 @@ pub fn statement(kind: &'static str, outcome: &str, elapsed: Duration, ops: Ops)
     metrics::histogram!("keyclaim_statement_seconds", "kind" => kind).record(elapsed.as_secs_f64());
     metrics::histogram!("keyclaim_statement_lwts", "kind" => kind).record(ops.lwts as f64);
     metrics::histogram!("keyclaim_statement_reads", "kind" => kind).record(ops.reads as f64);
+    metrics::histogram!("keyclaim_statement_writes", "kind" => kind).record(ops.writes as f64);
 }
 
 /// How a statement's plan was found: "text" (kept for the same text),
@@ -170,6 +180,12 @@ pub fn serve(addr: SocketAddr) -> Result<(), String> {
                 &[0.0, 1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0, 256.0],
             )
         })
+        .and_then(|b| {
+            b.set_buckets_for_metric(
+                Matcher::Suffix("_writes".into()),
+                &[0.0, 1.0, 2.0, 3.0, 4.0, 8.0, 16.0, 64.0, 256.0],
+            )
+        })
         .and_then(|b| b.install())
         .map_err(|e| format!("metrics endpoint on {addr}: {e}"))
 }
@@ -184,9 +200,17 @@ mod tests {
             note_lwt();
             note_lwt();
             note_read();
+            note_write();
         })
         .await;
-        assert_eq!(ops.ops(), Ops { lwts: 2, reads: 1 });
+        assert_eq!(
+            ops.ops(),
+            Ops {
+                lwts: 2,
+                reads: 1,
+                writes: 1
+            }
+        );
         // Outside a counting scope nothing is recorded and nothing breaks.
         note_lwt();
         let ((), ops) = counting(async {}).await;

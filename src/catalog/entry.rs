@@ -133,6 +133,8 @@ pub struct Garbage {
     pub claims: Vec<String>,
     /// Counter ids of dropped sequences (`engine::sequence`).
     pub counters: Vec<String>,
+    /// Entries of plain indexes that went (`claims::index`).
+    pub indexes: Vec<String>,
 }
 
 /// What of `gone` (definitions a decision or undo left behind) is used by
@@ -150,6 +152,10 @@ pub fn garbage<'a>(
             .chain(d.count_limits.iter().map(|l| l.id.as_str()))
     }
     let kept_claims: HashSet<&str> = kept.iter().flat_map(|d| claim_ids(d)).collect();
+    fn index_ids(d: &TableDef) -> impl Iterator<Item = &str> {
+        d.indexes.iter().filter(|i| i.kept()).map(|i| i.id.as_str())
+    }
+    let kept_indexes: HashSet<&str> = kept.iter().flat_map(|d| index_ids(d)).collect();
     let kept_counters: HashSet<&str> = kept
         .iter()
         .filter_map(|d| d.sequence.as_ref().map(|s| s.counter.as_str()))
@@ -157,6 +163,7 @@ pub fn garbage<'a>(
     let mut tables: HashMap<&str, &Arc<TableDef>> = HashMap::new();
     let mut claims: Vec<String> = Vec::new();
     let mut counters: Vec<String> = Vec::new();
+    let mut indexes: Vec<String> = Vec::new();
     for def in gone {
         if let Some(seq) = &def.sequence {
             // A sequence has no rows, only its counter.
@@ -173,6 +180,11 @@ pub fn garbage<'a>(
                 claims.push(id.to_owned());
             }
         }
+        for id in index_ids(def) {
+            if !kept_indexes.contains(id) && !indexes.iter().any(|i| i == id) {
+                indexes.push(id.to_owned());
+            }
+        }
     }
     let mut tables: Vec<Arc<TableDef>> = tables.into_values().cloned().collect();
     tables.sort_by(|a, b| a.id.cmp(&b.id));
@@ -180,6 +192,7 @@ pub fn garbage<'a>(
         tables,
         claims,
         counters,
+        indexes,
     }
 }
 

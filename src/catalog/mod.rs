@@ -75,13 +75,44 @@ pub struct UniqueDef {
     pub primary: bool,
 }
 
-/// A non-unique index (`CREATE INDEX`): recorded so that migrations run
-/// and DROP INDEX and the catalog find it. Lookups on its columns still
-/// scan (README, "Known gaps"); results never depend on it.
+/// A non-unique index (`CREATE INDEX`): under each key its columns hold,
+/// the rows that hold it or held it (`claims::index`). Every writer adds
+/// its row's entry before the row; readers check each row they find, so
+/// an entry left by an older state costs a read, never a wrong answer.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct IndexDef {
     pub name: String,
     pub columns: Vec<usize>,
+    /// Storage id of its entries, fresh per creation. Empty for an index
+    /// recorded by a build before entries were kept: never read or kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub id: String,
+    /// Published, and kept by every writer, but the rows written before it
+    /// may lack entries: not read until its build is done (`engine::ddl`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub building: bool,
+}
+
+impl IndexDef {
+    /// The entry key of a row with `values`; None when a column is NULL
+    /// (no equality finds such a row, so it needs no entry).
+    pub fn key_of(&self, values: &[Value]) -> Option<Vec<u8>> {
+        let key: Vec<&Value> = self.columns.iter().map(|&i| &values[i]).collect();
+        if key.iter().any(|v| v.is_null()) {
+            return None;
+        }
+        Some(crate::types::encode_key(&key))
+    }
+
+    /// Whether writers keep its entries.
+    pub fn kept(&self) -> bool {
+        !self.id.is_empty()
+    }
+
+    /// Whether lookups may go by it: kept, and built.
+    pub fn usable(&self) -> bool {
+        self.kept() && !self.building
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -161,6 +192,14 @@ impl TableDef {
             .chain(self.foreign_keys.iter().map(|f| f.name.as_str()))
             .chain(self.count_limits.iter().map(|l| l.name.as_str()))
             .chain(self.checks.iter().map(|c| c.name.as_str()))
+    }
+
+    /// Whether rows can be found by `cols` without a scan: they are the
+    /// primary key's, a UNIQUE constraint's or a built plain index's.
+    pub fn looks_up(&self, cols: &[usize]) -> bool {
+        self.primary_key == cols
+            || self.uniques.iter().any(|u| u.columns == cols)
+            || self.indexes.iter().any(|i| i.usable() && i.columns == cols)
     }
 
     /// The names of every index it has: its keys' and its plain indexes'.

@@ -10,6 +10,7 @@
 
 pub mod advisory;
 pub mod clock;
+pub mod index;
 pub mod intents;
 #[cfg(test)]
 mod model;

@@ -161,6 +161,7 @@ pub async fn insert_row(
     values: Vec<Value>,
 ) -> Result<WriteOutcome, WriteError> {
     let change = KeyChange::of(w.table, None, Some(&values));
+    super::index::add_entries(w, pk, None, &values).await?;
     let mut txn = new_txn();
     // The dead partition the row replaces, as observed; None: absent.
     let mut replaced: Option<RowRecord> = None;
@@ -306,6 +307,7 @@ pub async fn update_row(
         let Some(values) = compute(&current)? else {
             return Ok(None);
         };
+        super::index::add_entries(w, pk, Some(&current.values), &values).await?;
         let txn = new_txn();
         let change = KeyChange::of(w.table, Some(&current), Some(&values));
         let replaced = change.replaced();

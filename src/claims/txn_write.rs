@@ -242,6 +242,9 @@ async fn write_or_lock(
             // A lock changes nothing: a row that holds no slot yet (written
             // before its table had the limit) takes none.
             keys.unplaced.clear();
+        } else if live {
+            let before = live_view.map(|v| v.values.as_slice());
+            super::index::add_entries(w, pk, before, &values).await?;
         }
         let changed =
             match slots::claim_with_slots(w, &keys.changed, &keys.unplaced, &values, pk, own).await

@@ -394,6 +394,11 @@ impl Ddl<'_> {
                 warn!(constraint = %id, cause = %e, "claims of a dropped constraint were not removed");
             }
         }
+        for id in &g.indexes {
+            if let Err(e) = self.store.drop_index(id).await {
+                warn!(index = %id, cause = %e, "entries of a dropped index were not removed");
+            }
+        }
         for id in &g.counters {
             if let Err(e) = super::sequence::Sequences::remove(self.store, id).await {
                 warn!(counter = %id, cause = %e, "the counter of a dropped sequence was not removed");
@@ -854,7 +859,7 @@ pub async fn drop_index(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> Sql
                 table.name
             )));
         }
-        let mut dropped = None;
+        let (mut dropped, mut entries) = (None, None);
         ddl.change(&table.name, |current| {
             let current = current.ok_or_else(|| SqlError::undefined_table(&table.name))?;
             let mut next = TableDef::clone(current);
@@ -863,13 +868,23 @@ pub async fn drop_index(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> Sql
                 .iter()
                 .position(|u| &u.name == name)
                 .map(|i| next.uniques.remove(i));
-            next.indexes.retain(|i| &i.name != name);
+            entries = next
+                .indexes
+                .iter()
+                .position(|i| &i.name == name)
+                .map(|i| next.indexes.remove(i))
+                .filter(|i| i.kept());
             Ok(Some(next))
         })
         .await?;
-        // In a block the claims go once the transaction commits.
-        if let (Some(u), None) = (dropped, ddl.open) {
-            ddl.store.drop_claims(&u.id).await.map_err(store_error)?;
+        // In a block the claims and entries go once the transaction commits.
+        if ddl.open.is_none() {
+            if let Some(u) = dropped {
+                ddl.store.drop_claims(&u.id).await.map_err(store_error)?;
+            }
+            if let Some(i) = entries {
+                ddl.store.drop_index(&i.id).await.map_err(store_error)?;
+            }
         }
     }
     Ok(command("DROP INDEX", notices))
@@ -900,7 +915,7 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
         ));
     }
     if !plan.unique {
-        return create_plain_index(ddl, plan, &table).await;
+        return super::indexes::create(ddl, plan, &table).await;
     }
     hold_for_row_checks(ddl, &plan.table, "CREATE UNIQUE INDEX").await?;
     let mut cols = Vec::with_capacity(plan.columns.len());
@@ -979,7 +994,7 @@ pub(super) async fn hold_for_row_checks(ddl: &Ddl<'_>, table: &str, what: &str) 
 /// The name an index gets: as given, or PostgreSQL's `<table>_<cols>_idx`
 /// (a number added while a relation or index has it); 42P07 if a given
 /// name is taken (a NOTICE and nothing done with IF NOT EXISTS).
-async fn index_name(
+pub(super) async fn index_name(
     ddl: &Ddl<'_>,
     plan: &CreateIndex,
     table: &TableDef,
@@ -1007,36 +1022,6 @@ async fn index_name(
         ));
     }
     Ok(Ok(name))
-}
-
-/// CREATE INDEX (not UNIQUE): recorded in the table's definition, as a
-/// change of it (transactional in a block); nothing to build, since
-/// lookups do not use it yet.
-async fn create_plain_index(
-    ddl: &Ddl<'_>,
-    plan: &CreateIndex,
-    table: &TableDef,
-) -> SqlResult<Executed> {
-    let mut cols = Vec::with_capacity(plan.columns.len());
-    for c in &plan.columns {
-        cols.push(table.column(c)?);
-    }
-    let name = match index_name(ddl, plan, table).await? {
-        Ok(name) => name,
-        Err(skipped) => return Ok(skipped),
-    };
-    let index = crate::catalog::IndexDef {
-        name,
-        columns: cols,
-    };
-    ddl.change(&table.name, |current| {
-        let mut next =
-            TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
-        next.indexes.push(index.clone());
-        Ok(Some(next))
-    })
-    .await?;
-    Ok(command("CREATE INDEX", Vec::new()))
 }
 
 /// Publish a unique constraint (so concurrent writers claim for it too),

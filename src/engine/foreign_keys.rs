@@ -37,7 +37,7 @@ use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::check::Checks;
 use crate::sql::ddl::DeclaredForeignKey;
 use crate::sql::expr::{BinOp, Expr};
-use crate::sql::plan::{Access, Source};
+use crate::sql::plan::source;
 use crate::store::RowRecord;
 use crate::txn::{ConstraintModes, OpenTxn};
 use crate::types::{encode_key, key_detail, SqlType, Value};
@@ -491,7 +491,7 @@ fn references(
 
 /// The rows of `child` referencing `old` through `fk`, as the transaction
 /// sees them: by key when the referencing columns are the child's key,
-/// else a scan.
+/// by a plain index on them, else a scan.
 async fn referencing_rows(
     cx: &StmtCtx<'_>,
     child: &Arc<TableDef>,
@@ -534,11 +534,9 @@ async fn referencing_rows(
             )
         })
         .reduce(|a, b| Expr::Binary(BinOp::And, Box::new(a), Box::new(b)));
-    let src = Source {
-        table: child.clone(),
-        access: Access::Scan,
-        filter,
-    };
+    // By a plain index on the referencing columns if the child has one
+    // built, else a scan.
+    let src = source(child.clone(), filter);
     read::collect(
         cx.store.clone(),
         Arc::new(fresh_view(cx)),

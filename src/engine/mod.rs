@@ -18,6 +18,7 @@ mod ddl;
 mod env;
 mod foreign_keys;
 mod found;
+mod indexes;
 mod lock;
 mod plan_cache;
 pub(crate) mod query;

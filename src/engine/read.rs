@@ -1,6 +1,7 @@
 //! Finding rows: a point read by primary key, a claim read by unique key,
-//! the same for each item of a key list, or a paged scan that streams and
-//! never holds the table in memory.
+//! the same for each item of a key list, a plain index's entries and a row
+//! read for each, or a paged scan that streams and never holds the table
+//! in memory.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -197,7 +198,9 @@ fn key_of_access<'t>(t: &'t TableDef, access: &Access) -> (By, Cow<'t, [usize]>)
         Access::Unique(n, _) | Access::UniqueList(n, _) => {
             (By::Unique(*n), Cow::Borrowed(&t.uniques[*n].columns))
         }
-        Access::Scan => unreachable!("a scan reads no key"),
+        Access::Index(..) | Access::IndexList(..) | Access::Scan => {
+            unreachable!("only keys are read by key")
+        }
     }
 }
 
@@ -285,6 +288,124 @@ fn listed(
         .boxed()
 }
 
+/// The rows a plain index lists under the keys of `src`'s access (one for
+/// `Index`, each distinct one of `IndexList`, in key order), page by page,
+/// each read as this statement sees it and kept if it matches the whole
+/// filter: an entry left by an older state of its row finds a row that
+/// no longer holds the key, which the filter leaves out (`claims::index`).
+fn indexed(
+    store: Arc<dyn Store>,
+    view: Arc<ReadView>,
+    src: Source,
+    params: Arc<Vec<Value>>,
+    env: Arc<SessionEnv>,
+    page: usize,
+) -> BoxStream<'static, SqlResult<Found>> {
+    let n = match &src.access {
+        Access::Index(n, _) | Access::IndexList(n, _) => *n,
+        _ => unreachable!("indexed() is for plain indexes"),
+    };
+    let cols = src.table.indexes[n].columns.clone();
+    let cx = EvalCtx {
+        row: None,
+        excluded: None,
+        params: &params,
+        env: env.as_ref(),
+    };
+    let keys: SqlResult<BTreeSet<Vec<u8>>> = match &src.access {
+        Access::Index(_, exprs) => {
+            pinned_key(&src.table, &cols, exprs, &cx).map(|k| k.into_iter().collect())
+        }
+        Access::IndexList(_, items) => listed_values(items, &cx).map(|values| {
+            values
+                .into_iter()
+                .filter_map(|v| key_of(&src.table, &cols, vec![v]))
+                .collect()
+        }),
+        _ => unreachable!(),
+    };
+    let keys = match keys {
+        Ok(keys) => keys,
+        Err(e) => return stream::once(async { Err(e) }).boxed(),
+    };
+    let src = Arc::new(src);
+    stream::iter(keys)
+        .map(move |key| {
+            let (store, view, src, params, env) = (
+                store.clone(),
+                view.clone(),
+                src.clone(),
+                params.clone(),
+                env.clone(),
+            );
+            let id = src.table.indexes[n].id.clone();
+            stream::try_unfold(Some(None::<Vec<u8>>), move |cursor| {
+                let (store, view, src, params, env, id, key) = (
+                    store.clone(),
+                    view.clone(),
+                    src.clone(),
+                    params.clone(),
+                    env.clone(),
+                    id.clone(),
+                    key.clone(),
+                );
+                async move {
+                    let Some(after) = cursor else {
+                        return Ok(None);
+                    };
+                    view.fetching();
+                    let entries = store
+                        .read_index(&id, &key, after.as_deref(), page)
+                        .await
+                        .map_err(store_error)?;
+                    if entries.pks.is_empty() {
+                        view.mark_read();
+                    }
+                    let reads = entries.pks.into_iter().map(|pk| {
+                        read_entry(
+                            store.clone(),
+                            view.clone(),
+                            src.clone(),
+                            params.clone(),
+                            env.clone(),
+                            (n, key.clone()),
+                            pk,
+                        )
+                    });
+                    let hits: Vec<SqlResult<Found>> = stream::iter(reads)
+                        .buffered(LIST_READS)
+                        .filter_map(|found| async move { found.transpose() })
+                        .collect()
+                        .await;
+                    Ok(Some((stream::iter(hits), entries.next.map(Some))))
+                }
+            })
+            .try_flatten()
+        })
+        .flatten()
+        .boxed()
+}
+
+/// The row an entry under `key` of index `n` names, if it still holds
+/// that key and matches the source's filter. (A row that moved from one
+/// listed key to another is found under its new key only, once.)
+async fn read_entry(
+    store: Arc<dyn Store>,
+    view: Arc<ReadView>,
+    src: Arc<Source>,
+    params: Arc<Vec<Value>>,
+    env: Arc<SessionEnv>,
+    (n, key): (usize, Vec<u8>),
+    pk: Vec<u8>,
+) -> SqlResult<Option<Found>> {
+    let row = visible(store.as_ref(), &view, &src.table, &pk).await?;
+    let holds = |r: &RowRecord| src.table.indexes[n].key_of(&r.values).as_deref() == Some(&key);
+    Ok(match row {
+        Some(r) if r.live && holds(&r) && matches(&src, &r, &params, &env)? => Some((pk, r)),
+        _ => None,
+    })
+}
+
 /// Every live row matching the source, streamed page by page.
 pub fn rows(
     store: Arc<dyn Store>,
@@ -305,6 +426,9 @@ pub fn rows(
         }
         Access::KeyList(_) | Access::UniqueList(..) => {
             return listed(store, view, src, params, env)
+        }
+        Access::Index(..) | Access::IndexList(..) => {
+            return indexed(store, view, src, params, env, page)
         }
         Access::Scan => {}
     }

@@ -548,6 +548,11 @@ pub fn with_storage_ids(mut def: TableDef) -> TableDef {
     for u in &mut def.uniques {
         u.id = storage_id(&u.name);
     }
+    for i in &mut def.indexes {
+        if i.kept() {
+            i.id = storage_id(&i.name);
+        }
+    }
     def
 }
 

@@ -63,6 +63,12 @@ pub enum Access {
     /// A single-column unique key in such a list: a claim read and a row
     /// read per distinct key.
     UniqueList(usize, Keys),
+    /// Every column of plain index `n` pinned: its entries under the key,
+    /// page by page, and a row read per entry (`claims::index`).
+    Index(usize, Vec<Expr>),
+    /// A single-column plain index in an `IN` list or `= ANY`: the same
+    /// for each distinct key.
+    IndexList(usize, Keys),
     /// Anything else: a paged scan.
     Scan,
 }
@@ -1549,7 +1555,7 @@ pub fn compile_defaults(t: &TableDef) -> SqlResult<Vec<Option<Expr>>> {
 
 /// Choose the access path: a pinned primary key, else a pinned unique key,
 /// else a single-column primary or unique key in an `IN` list or `= ANY`
-/// of an array, else a scan. The filter is kept whole: the access only
+/// of an array, else the same of a built plain index, else a scan. The filter is kept whole: the access only
 /// narrows which rows are read.
 pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
     let mut pinned: Vec<Option<Expr>> = vec![None; table.columns.len()];
@@ -1564,6 +1570,7 @@ pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
         _ => None,
     };
     let uniques = || table.uniques.iter().enumerate();
+    let indexes = || table.indexes.iter().enumerate().filter(|(_, i)| i.usable());
     let key = table.key_columns();
     let access = if let Some(exprs) = take(&key) {
         Access::Key(exprs)
@@ -1573,6 +1580,10 @@ pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
         Access::KeyList(items)
     } else if let Some((n, items)) = uniques().find_map(|(n, u)| list(&u.columns).map(|i| (n, i))) {
         Access::UniqueList(n, items)
+    } else if let Some((n, exprs)) = indexes().find_map(|(n, i)| take(&i.columns).map(|e| (n, e))) {
+        Access::Index(n, exprs)
+    } else if let Some((n, items)) = indexes().find_map(|(n, i)| list(&i.columns).map(|l| (n, l))) {
+        Access::IndexList(n, items)
     } else {
         Access::Scan
     };

@@ -7,7 +7,7 @@ use futures::future::BoxFuture;
 
 use super::layer::{Layer, Layered};
 use super::{Cas, Store, StoreResult};
-use crate::metrics::{note_lwt, note_read};
+use crate::metrics::{note_lwt, note_read, note_write};
 
 /// The counting layer.
 pub struct Counting;
@@ -41,5 +41,16 @@ impl Layer for Counting {
     ) -> BoxFuture<'a, StoreResult<T>> {
         note_read();
         read
+    }
+
+    fn write<'a>(
+        &'a self,
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        write: BoxFuture<'a, StoreResult<()>>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        note_write();
+        write
     }
 }

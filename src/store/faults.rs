@@ -240,6 +240,19 @@ impl Layer for Faults {
         })
     }
 
+    /// A plain write draws the faults an LWT draws: lost or applied, and
+    /// then unknown, or unavailable.
+    fn write<'a>(
+        &'a self,
+        op: &'static str,
+        space: &'a str,
+        key: &'a [u8],
+        write: BoxFuture<'a, StoreResult<()>>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        let as_cas = Box::pin(async move { write.await.map(|()| Cas::<()>::Applied) });
+        Box::pin(async move { self.lwt(op, space, key, as_cas).await.map(|_| ()) })
+    }
+
     fn wraps_catalog(&self) -> bool {
         self.cfg.catalog
     }

@@ -13,8 +13,8 @@ use futures::future::BoxFuture;
 use uuid::Uuid;
 
 use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, LockRecord, RowRecord, ScanPage, Store,
-    StoreResult, TxnId, TxnRecord,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, IndexPage, LockRecord, RowRecord, ScanPage,
+    Store, StoreResult, TxnId, TxnRecord,
 };
 use crate::catalog::TableDef;
 
@@ -36,6 +36,15 @@ pub trait Layer: Send + Sync + 'static {
         key: &'a [u8],
         read: BoxFuture<'a, StoreResult<T>>,
     ) -> BoxFuture<'a, StoreResult<T>>;
+
+    /// A plain write (an index entry): no compare-and-set, idempotent.
+    fn write<'a>(
+        &'a self,
+        op: &'static str,
+        space: &'a str,
+        key: &'a [u8],
+        write: BoxFuture<'a, StoreResult<()>>,
+    ) -> BoxFuture<'a, StoreResult<()>>;
 
     /// Whether catalog entries (DDL) pass through this layer too; sequence
     /// counters always do.
@@ -196,6 +205,26 @@ impl<L: Layer> Store for Layered<L> {
 
     async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
         self.inner.drop_claims(constraint).await
+    }
+
+    async fn add_index_entry(&self, index: &str, key: &[u8], pk: &[u8]) -> StoreResult<()> {
+        let write = self.inner.add_index_entry(index, key, pk);
+        self.layer.write("add_index_entry", index, key, write).await
+    }
+
+    async fn read_index(
+        &self,
+        index: &str,
+        key: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<IndexPage> {
+        let read = self.inner.read_index(index, key, after, limit);
+        self.layer.read("read_index", index, key, read).await
+    }
+
+    async fn drop_index(&self, index: &str) -> StoreResult<()> {
+        self.inner.drop_index(index).await
     }
 
     async fn read_catalog(&self, name: &str) -> StoreResult<Option<CatalogRecord>> {

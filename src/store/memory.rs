@@ -8,7 +8,7 @@
 //! CQL token scan would, minus the hashing). Claims need no order: a DashMap
 //! keyed by partition shards them by hash. Nothing survives the process.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -21,8 +21,8 @@ use uuid::Uuid;
 use crate::catalog::TableDef;
 
 use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, LockRecord, RowRecord, ScanPage, Store,
-    StoreError, StoreResult, TxnId, TxnRecord,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, IndexPage, LockRecord, RowRecord, ScanPage,
+    Store, StoreError, StoreResult, TxnId, TxnRecord,
 };
 
 type RowMap = BTreeMap<Vec<u8>, RowRecord>;
@@ -32,6 +32,8 @@ type RowMap = BTreeMap<Vec<u8>, RowRecord>;
 pub struct OpCounts {
     pub lwts: AtomicU64,
     pub reads: AtomicU64,
+    /// Plain writes: index entries (`claims::index`).
+    pub writes: AtomicU64,
     /// Operations on catalog-namespace records (table definitions, the
     /// epoch, sequence counters), counted apart: the figures above are the
     /// per-row cost the claim protocol pins.
@@ -46,6 +48,7 @@ pub struct MemoryStore {
     txn_records: DashMap<TxnId, TxnRecord>,
     heartbeats: DashMap<u32, u64>,
     locks: DashMap<Vec<u8>, LockRecord>,
+    index_entries: DashMap<(String, Vec<u8>), BTreeSet<Vec<u8>>>,
     pub counts: OpCounts,
 }
 
@@ -269,6 +272,47 @@ impl Store for MemoryStore {
 
     async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
         self.claims.retain(|(c, _), _| c != constraint);
+        Ok(())
+    }
+
+    async fn add_index_entry(&self, index: &str, key: &[u8], pk: &[u8]) -> StoreResult<()> {
+        self.counts.writes.fetch_add(1, Ordering::Relaxed);
+        self.index_entries
+            .entry((index.to_owned(), key.to_vec()))
+            .or_default()
+            .insert(pk.to_vec());
+        Ok(())
+    }
+
+    async fn read_index(
+        &self,
+        index: &str,
+        key: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<IndexPage> {
+        self.read();
+        let Some(entries) = self.index_entries.get(&(index.to_owned(), key.to_vec())) else {
+            return Ok(IndexPage::default());
+        };
+        let lower = match after {
+            Some(k) => Bound::Excluded(k.to_vec()),
+            None => Bound::Unbounded,
+        };
+        let pks: Vec<Vec<u8>> = entries
+            .range((lower, Bound::Unbounded))
+            .take(limit)
+            .cloned()
+            .collect();
+        let next = match pks.len() == limit {
+            true => pks.last().cloned(),
+            false => None,
+        };
+        Ok(IndexPage { pks, next })
+    }
+
+    async fn drop_index(&self, index: &str) -> StoreResult<()> {
+        self.index_entries.retain(|(i, _), _| i != index);
         Ok(())
     }
 

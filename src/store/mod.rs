@@ -18,6 +18,9 @@
 //!   (plain writes: they decide only when to stop waiting, never safety).
 //! - advisory locks: one per lock key, holding [`LockRecord`]: who holds
 //!   the lock and in which mode (docs/advisory_locks.md).
+//! - index entries: one partition per (index id, canonical key bytes),
+//!   holding the primary keys of the rows that hold (or held) that key
+//!   (`claims::index`), in key order.
 
 pub mod cassandra;
 pub mod counting;
@@ -284,6 +287,15 @@ pub struct ScanPage {
     pub next: Option<Vec<u8>>,
 }
 
+/// A page of an index partition's entries: primary keys in key order and
+/// where the next page starts.
+#[derive(Debug, Clone, Default)]
+pub struct IndexPage {
+    pub pks: Vec<Vec<u8>>,
+    /// The last key of this page; None when the partition is done.
+    pub next: Option<Vec<u8>>,
+}
+
 /// The shape of an existing table a store found (see [`Store::adopt_table`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ForeignTable {
@@ -380,6 +392,26 @@ pub trait Store: Send + Sync + 'static {
     ) -> StoreResult<Cas<ClaimRecord>>;
     /// Drops every claim of a constraint (DROP INDEX / DROP TABLE).
     async fn drop_claims(&self, constraint: &str) -> StoreResult<()>;
+
+    // Index entries --------------------------------------------------------
+    //
+    // A plain index (`catalog::IndexDef`) lists, under each key, the rows
+    // that may hold it; readers check every row they find (`claims::index`).
+
+    /// Plain write (not an LWT) of entry `pk` under `key` of index
+    /// `index`. Idempotent.
+    async fn add_index_entry(&self, index: &str, key: &[u8], pk: &[u8]) -> StoreResult<()>;
+    /// A page of the entries under `key` of index `index` with primary keys
+    /// after `after`, at most `limit`, in key order.
+    async fn read_index(
+        &self,
+        index: &str,
+        key: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<IndexPage>;
+    /// Drops every entry of an index (DROP INDEX / DROP TABLE).
+    async fn drop_index(&self, index: &str) -> StoreResult<()>;
 
     // Catalog --------------------------------------------------------------
 

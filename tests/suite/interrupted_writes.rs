@@ -50,6 +50,21 @@ impl Layer for SlowReplies {
     ) -> BoxFuture<'a, StoreResult<T>> {
         read
     }
+
+    fn write<'a>(
+        &'a self,
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        write: BoxFuture<'a, StoreResult<()>>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        async move {
+            let reply = write.await;
+            tokio::time::sleep(self.delay).await;
+            reply
+        }
+        .boxed()
+    }
 }
 
 const REPLY: Duration = Duration::from_millis(60);

@@ -27,6 +27,7 @@ mod lwt_cost;
 mod many_proxies;
 mod orms;
 mod pgbench;
+mod plain_indexes;
 mod query_engine;
 mod row_locks;
 mod sequences;

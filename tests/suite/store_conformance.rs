@@ -500,8 +500,52 @@ async fn advisory_locks(store: &dyn Store) {
     );
 }
 
+/// Index entries: plain writes, idempotent, read back in key order a page
+/// at a time, each key its own partition, each index dropped on its own.
+async fn index_entries(store: &dyn Store) {
+    let (index, other) = (
+        format!("t_a_idx.{}", Uuid::now_v7().simple()),
+        format!("t_b_idx.{}", Uuid::now_v7().simple()),
+    );
+    let key = encode_key(&[&Value::Text("ann".into())]);
+    let pk = |i: i32| encode_key(&[&Value::Int4(i)]);
+    let read = |index: String, after: Option<Vec<u8>>, limit: usize| {
+        let key = key.clone();
+        async move {
+            store
+                .read_index(&index, &key, after.as_deref(), limit)
+                .await
+                .unwrap()
+        }
+    };
+    assert!(read(index.clone(), None, 10).await.pks.is_empty());
+    for i in [3, 1, 2, 1] {
+        store.add_index_entry(&index, &key, &pk(i)).await.unwrap();
+    }
+    store.add_index_entry(&other, &key, &pk(9)).await.unwrap();
+    let elsewhere = encode_key(&[&Value::Text("bob".into())]);
+    store
+        .add_index_entry(&index, &elsewhere, &pk(7))
+        .await
+        .unwrap();
+    let all = read(index.clone(), None, 10).await;
+    assert_eq!(all.pks, [pk(1), pk(2), pk(3)]);
+    assert_eq!(all.next, None);
+    let first = read(index.clone(), None, 2).await;
+    assert_eq!(first.pks, [pk(1), pk(2)]);
+    assert_eq!(first.next, Some(pk(2)));
+    let rest = read(index.clone(), first.next, 2).await;
+    assert_eq!(rest.pks, [pk(3)]);
+    assert_eq!(rest.next, None);
+    store.drop_index(&index).await.unwrap();
+    assert!(read(index.clone(), None, 10).await.pks.is_empty());
+    assert_eq!(read(other.clone(), None, 10).await.pks, [pk(9)]);
+    store.drop_index(&other).await.unwrap();
+}
+
 async fn conformance(store: &dyn Store) {
     composite_key(store).await;
+    index_entries(store).await;
     let t = table();
     rows(store, &t).await;
     scans(store, &t).await;
@@ -529,8 +573,9 @@ async fn the_configured_store_keeps_the_contract() {
 /// the driver routes a prepared statement by token when it knows which
 /// bound values are the partition key, which it does only if the key is
 /// bound (not written into the text) and fully given. Only the scans of a
-/// whole table (by token range) and the two listings (`catalog_list`, and
-/// `claim_keys_of`, which filters) are not point requests. Cassandra only:
+/// whole table (by token range) and the listings (`catalog_list`, and
+/// `claim_keys_of` and `index_keys_of`, which filter) are not point
+/// requests. Cassandra only:
 /// the embedded store routes nothing.
 #[tokio::test]
 async fn every_point_request_is_routed_by_its_partition_key() {
@@ -560,6 +605,9 @@ async fn every_point_request_is_routed_by_its_partition_key() {
         ("lock_read", &f.lock_read),
         ("lock_insert", &f.lock_insert),
         ("lock_update", &f.lock_update),
+        ("index_add", &f.index_add),
+        ("index_read", &f.index_read),
+        ("index_drop", &f.index_drop),
         ("row read", &table.read),
         ("row insert", &table.insert),
         ("row update", &table.update),

@@ -439,6 +439,16 @@ impl keyclaim::store::layer::Layer for SlowRead {
         }
         .boxed()
     }
+
+    fn write<'a>(
+        &'a self,
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        write: futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>>,
+    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>> {
+        write
+    }
 }
 
 /// A reader reads a row carrying a transaction's intent, and only then its

@@ -79,7 +79,13 @@ impl Table {
     /// The columns that pick rows by key: the primary key's and each
     /// unique constraint's.
     fn is_key_column(&self, i: usize) -> bool {
-        self.def.primary_key.contains(&i) || self.def.uniques.iter().any(|u| u.columns.contains(&i))
+        self.def.primary_key.contains(&i)
+            || self.def.uniques.iter().any(|u| u.columns.contains(&i))
+            || self
+                .def
+                .indexes
+                .iter()
+                .any(|x| x.usable() && x.columns.contains(&i))
     }
 
     fn column_of(&self, c: &DfColumn) -> Option<usize> {

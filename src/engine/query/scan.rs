@@ -174,7 +174,7 @@ impl ScanExec {
 /// Whether column `i` alone picks rows by key: a one-column primary key
 /// or unique constraint.
 fn is_key_column(def: &TableDef, i: usize) -> bool {
-    def.primary_key == [i] || def.uniques.iter().any(|u| u.columns == [i])
+    def.looks_up(&[i])
 }
 
 impl DisplayAs for ScanExec {
@@ -228,6 +228,8 @@ impl ExecutionPlan for ScanExec {
             }
             // An array's length is known once bound; an ORM's batch is short.
             Access::KeyList(_) | Access::UniqueList(..) => 100,
+            // Rows per key of a plain index: unknown; fewer than a scan.
+            Access::Index(..) | Access::IndexList(..) => 100,
             Access::Scan => SCAN_ESTIMATE,
         };
         let mut stats = Statistics::new_unknown(&self.schema());

@@ -142,6 +142,7 @@ pub async fn ensure_schema(session: &Session, cfg: &StoreConfig) -> Result<(), S
         cql::create_txn_records_table(ks),
         cql::create_heartbeats_table(ks),
         cql::create_locks_table(ks),
+        cql::create_index_table(ks),
     ];
     for text in statements {
         session

@@ -11,6 +11,8 @@
 //! - `txn_records`: a partition per transaction, once decided.
 //! - `heartbeats`: a partition per proxy process.
 //! - `advisory_locks`: a partition per advisory lock key (holders as JSON).
+//! - `index_entries`: a partition per (index id, canonical key bytes), a
+//!   clustering row per primary key under it.
 //!
 //! Bind markers are always positional; the order of each statement's
 //! markers is documented where the statement is built and followed by
@@ -36,6 +38,7 @@ pub const CATALOG_TABLE: &str = "catalog";
 pub const TXN_RECORDS_TABLE: &str = "txn_records";
 pub const HEARTBEATS_TABLE: &str = "heartbeats";
 pub const LOCKS_TABLE: &str = "advisory_locks";
+pub const INDEX_TABLE: &str = "index_entries";
 
 /// A quoted CQL identifier: case and any character kept, as PostgreSQL
 /// column names are.
@@ -201,6 +204,12 @@ pub fn create_heartbeats_table(keyspace: &str) -> String {
 pub fn create_locks_table(keyspace: &str) -> String {
     format!(
         "CREATE TABLE IF NOT EXISTS {keyspace}.{LOCKS_TABLE} (key blob PRIMARY KEY, version uuid, holders text)"
+    )
+}
+
+pub fn create_index_table(keyspace: &str) -> String {
+    format!(
+        "CREATE TABLE IF NOT EXISTS {keyspace}.{INDEX_TABLE} (index_id text, key blob, pk blob, PRIMARY KEY ((index_id, key), pk))"
     )
 }
 
@@ -425,11 +434,21 @@ pub struct FixedCql {
     pub lock_insert: String,
     /// Binds: version, holders, key, expected version.
     pub lock_update: String,
+    /// Binds: index, key, pk.
+    pub index_add: String,
+    /// Binds: index, key, pk to start after (an empty blob: from the
+    /// first), limit.
+    pub index_read: String,
+    /// Binds: index.
+    pub index_keys_of: String,
+    /// Binds: index, key.
+    pub index_drop: String,
 }
 
 pub fn fixed_cql(keyspace: &str) -> FixedCql {
     let claims = format!("{keyspace}.{CLAIMS_TABLE}");
     let catalog = format!("{keyspace}.{CATALOG_TABLE}");
+    let index = format!("{keyspace}.{INDEX_TABLE}");
     let claim_key = "constraint_id = ? AND key = ?";
     // Cassandra answers a failed `IF txn = ?` with only the columns its
     // conditions name. `owner != 0x` holds for every claim (an owner is a
@@ -469,6 +488,12 @@ pub fn fixed_cql(keyspace: &str) -> FixedCql {
         lock_update: format!(
             "UPDATE {keyspace}.{LOCKS_TABLE} SET version = ?, holders = ? WHERE key = ? IF version = ?"
         ),
+        index_add: format!("INSERT INTO {index} (index_id, key, pk) VALUES (?, ?, ?)"),
+        index_read: format!(
+            "SELECT pk FROM {index} WHERE index_id = ? AND key = ? AND pk > ? LIMIT ?"
+        ),
+        index_keys_of: format!("SELECT key FROM {index} WHERE index_id = ? ALLOW FILTERING"),
+        index_drop: format!("DELETE FROM {index} WHERE index_id = ? AND key = ?"),
     }
 }
 
@@ -642,6 +667,25 @@ mod tests {
         assert_eq!(
             create_locks_table("ks"),
             "CREATE TABLE IF NOT EXISTS ks.advisory_locks (key blob PRIMARY KEY, version uuid, holders text)"
+        );
+    }
+
+    #[test]
+    fn index_entry_statements() {
+        let cql = fixed_cql("ks");
+        // Entries are plain writes: a reader checks every row it finds.
+        assert_eq!(
+            cql.index_add,
+            "INSERT INTO ks.index_entries (index_id, key, pk) VALUES (?, ?, ?)"
+        );
+        // One partition per key, paged in primary-key order.
+        assert_eq!(
+            cql.index_read,
+            "SELECT pk FROM ks.index_entries WHERE index_id = ? AND key = ? AND pk > ? LIMIT ?"
+        );
+        assert_eq!(
+            create_index_table("ks"),
+            "CREATE TABLE IF NOT EXISTS ks.index_entries (index_id text, key blob, pk blob, PRIMARY KEY ((index_id, key), pk))"
         );
     }
 

@@ -42,8 +42,8 @@ use self::errors::{classify, classify_pager};
 use self::statements::{Statements, TableStatements};
 use self::values::{to_cql_as, Named};
 use super::{
-    Cas, CatalogRecord, ClaimRecord, ForeignTable, Intent, LockRecord, Prior, RowRecord, ScanPage,
-    Store, StoreError, StoreResult, TxnId, TxnRecord, TxnStatus,
+    Cas, CatalogRecord, ClaimRecord, ForeignTable, IndexPage, Intent, LockRecord, Prior, RowRecord,
+    ScanPage, Store, StoreError, StoreResult, TxnId, TxnRecord, TxnStatus,
 };
 use crate::catalog::TableDef;
 use crate::config::StoreConfig;
@@ -540,6 +540,65 @@ impl Store for CassandraStore {
                 self.run(
                     &self.stmts.fixed.claim_drop,
                     vec![text(constraint), blob(&key)],
+                    false,
+                )
+                .await
+                .map(|_| ())
+            })
+            .await
+    }
+
+    async fn add_index_entry(&self, index: &str, key: &[u8], pk: &[u8]) -> StoreResult<()> {
+        let binds = vec![text(index), blob(key), blob(pk)];
+        self.run(&self.stmts.fixed.index_add, binds, false).await?;
+        Ok(())
+    }
+
+    async fn read_index(
+        &self,
+        index: &str,
+        key: &[u8],
+        after: Option<&[u8]>,
+        limit: usize,
+    ) -> StoreResult<IndexPage> {
+        let binds = vec![
+            text(index),
+            blob(key),
+            blob(after.unwrap_or_default()),
+            set(Some(CqlValue::Int(limit.min(i32::MAX as usize) as i32))),
+        ];
+        let rows = self.run(&self.stmts.fixed.index_read, binds, false).await?;
+        let pks = rows
+            .iter()
+            .map(|named| {
+                named
+                    .blob("pk")?
+                    .ok_or_else(|| StoreError::Unknown("an index entry without a key".into()))
+            })
+            .collect::<StoreResult<Vec<_>>>()?;
+        let next = match pks.len() == limit {
+            true => pks.last().cloned(),
+            false => None,
+        };
+        Ok(IndexPage { pks, next })
+    }
+
+    async fn drop_index(&self, index: &str) -> StoreResult<()> {
+        let pager = self
+            .session
+            .execute_iter(self.stmts.fixed.index_keys_of.clone(), vec![text(index)])
+            .await
+            .map_err(|e| classify_pager(&e))?;
+        let keys = pager
+            .rows_stream::<(Vec<u8>,)>()
+            .map_err(|e| StoreError::Unknown(format!("unreadable index entries: {e}")))?;
+        // A key comes once per entry under it; deleting its partition again
+        // is harmless.
+        keys.map_err(|e| StoreError::Unknown(format!("scanning index entries: {e}")))
+            .try_for_each_concurrent(16, |(key,)| async move {
+                self.run(
+                    &self.stmts.fixed.index_drop,
+                    vec![text(index), blob(&key)],
                     false,
                 )
                 .await

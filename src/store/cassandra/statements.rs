@@ -48,6 +48,10 @@ pub struct FixedStatements {
     pub lock_read: PreparedStatement,
     pub lock_insert: PreparedStatement,
     pub lock_update: PreparedStatement,
+    pub index_add: PreparedStatement,
+    pub index_read: PreparedStatement,
+    pub index_keys_of: PreparedStatement,
+    pub index_drop: PreparedStatement,
 }
 
 pub struct Statements {
@@ -102,6 +106,10 @@ impl Statements {
             lock_read,
             lock_insert,
             lock_update,
+            index_add,
+            index_read,
+            index_keys_of,
+            index_drop,
         } = cql::fixed_cql(keyspace);
         let s = session.as_ref();
         let fixed = FixedStatements {
@@ -123,6 +131,10 @@ impl Statements {
             lock_read: prepare(s, lock_read, Some(serial)).await?,
             lock_insert: prepare(s, lock_insert, None).await?,
             lock_update: prepare(s, lock_update, None).await?,
+            index_add: prepare(s, index_add, None).await?,
+            index_read: prepare(s, index_read, None).await?,
+            index_keys_of: prepare(s, index_keys_of, None).await?,
+            index_drop: prepare(s, index_drop, None).await?,
         };
         Ok(Statements {
             session,

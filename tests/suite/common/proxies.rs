@@ -87,6 +87,19 @@ impl Layer for Freeze {
             read.await
         })
     }
+
+    fn write<'a>(
+        &'a self,
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        write: BoxFuture<'a, StoreResult<()>>,
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        Box::pin(async move {
+            self.thaw_wait().await;
+            write.await
+        })
+    }
 }
 
 /// A proxy with lease `lease`, a long lock timeout, and a catalog that
