@@ -227,6 +227,7 @@ mod tests {
                     nulls_not_distinct: false,
                     is_index: true,
                     primary: false,
+                    predicate: None,
                 })
                 .collect(),
             cql_table: None,

@@ -7,6 +7,7 @@ pub mod entry;
 pub mod foreign_key;
 pub mod layout;
 pub mod naming;
+pub mod predicate;
 pub mod row_id;
 pub mod sequence;
 
@@ -73,6 +74,11 @@ pub struct UniqueDef {
     /// its own.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub primary: bool,
+    /// A partial unique index's WHERE: only the rows it covers hold a key
+    /// (`catalog::predicate`). Such an index is never a lookup path, an
+    /// ON CONFLICT arbiter or a foreign key's target, as in PostgreSQL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predicate: Option<predicate::Predicate>,
 }
 
 /// A non-unique index (`CREATE INDEX`): under each key its columns hold,
@@ -198,7 +204,10 @@ impl TableDef {
     /// primary key's, a UNIQUE constraint's or a built plain index's.
     pub fn looks_up(&self, cols: &[usize]) -> bool {
         self.primary_key == cols
-            || self.uniques.iter().any(|u| u.columns == cols)
+            || self
+                .uniques
+                .iter()
+                .any(|u| u.is_whole() && u.columns == cols)
             || self.indexes.iter().any(|i| i.usable() && i.columns == cols)
     }
 
@@ -213,13 +222,24 @@ impl TableDef {
 
 impl UniqueDef {
     /// The claim key of a row for this constraint; None when a NULL makes it
-    /// exempt (NULLS DISTINCT, PostgreSQL's default).
+    /// exempt (NULLS DISTINCT, PostgreSQL's default), or a partial index's
+    /// predicate does not cover it.
     pub fn key_of(&self, values: &[Value]) -> Option<Vec<u8>> {
+        if values.is_empty() || self.predicate.as_ref().is_some_and(|p| !p.covers(values)) {
+            return None;
+        }
         let key: Vec<&Value> = self.columns.iter().map(|&i| &values[i]).collect();
         if !self.nulls_not_distinct && key.iter().any(|v| v.is_null()) {
             return None;
         }
         Some(crate::types::encode_key(&key))
+    }
+
+    /// Whether every row with its columns set holds a key of it: not a
+    /// partial index. Only such a constraint finds rows, arbitrates ON
+    /// CONFLICT or is a foreign key's target.
+    pub fn is_whole(&self) -> bool {
+        self.predicate.is_none()
     }
 
     /// Whether `row` backs a claim on `key` (claims.md, rule 1): it is live

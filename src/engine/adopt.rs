@@ -45,6 +45,7 @@ pub(crate) async fn adopt(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<()> {
             nulls_not_distinct: false,
             is_index: false,
             primary: false,
+            predicate: None,
         };
         add_unique(ddl, &def.name, unique).await?;
         def = catalog.table(&entry.table, None).await?;

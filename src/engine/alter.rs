@@ -304,6 +304,7 @@ async fn add_key(
         nulls_not_distinct: key.nulls_not_distinct,
         is_index: false,
         primary: key.primary,
+        predicate: None,
     };
     ddl::add_unique(ddl, &table.name, unique).await?;
     Ok(command("ALTER TABLE", Vec::new()))

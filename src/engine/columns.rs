@@ -352,7 +352,13 @@ fn without_column(t: &mut TableDef, i: usize) {
         let slot = slots[if j < i { j } else { j + 1 }];
         c.storage.slot = (slot != j).then_some(slot as u32);
     }
-    t.uniques.retain(|u| !u.columns.contains(&i));
+    let reads = |u: &crate::catalog::UniqueDef| {
+        u.columns.contains(&i)
+            || u.predicate
+                .as_ref()
+                .is_some_and(|p| p.columns().any(|c| c == i))
+    };
+    t.uniques.retain(|u| !reads(u));
     t.indexes.retain(|x| !x.columns.contains(&i));
     t.foreign_keys.retain(|f| !f.columns.contains(&i));
     t.count_limits.retain(|l| !l.columns.contains(&i));
@@ -361,6 +367,11 @@ fn without_column(t: &mut TableDef, i: usize) {
     renumber(&mut t.primary_key, i);
     for u in &mut t.uniques {
         renumber(&mut u.columns, i);
+        if let Some(p) = &mut u.predicate {
+            for c in &mut p.0 {
+                c.column -= usize::from(c.column > i);
+            }
+        }
     }
     for x in &mut t.indexes {
         renumber(&mut x.columns, i);

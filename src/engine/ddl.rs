@@ -15,6 +15,7 @@ use tracing::{info, warn};
 
 use super::{Executed, Notice, Outcome};
 use crate::catalog::entry::{garbage, Garbage};
+use crate::catalog::predicate::Predicate;
 use crate::catalog::{
     naming, storage_id, store_error, Catalog, DefIntent, Entry, Inbound, SequenceDef, TableDef,
     UniqueDef,
@@ -933,6 +934,10 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
         nulls_not_distinct: plan.nulls_not_distinct,
         is_index: true,
         primary: false,
+        predicate: match &plan.predicate {
+            Some(e) => Some(Predicate::declare(&table, e)?),
+            None => None,
+        },
     };
     add_unique(ddl, &table.name, unique).await?;
     Ok(command("CREATE INDEX", Vec::new()))

@@ -129,7 +129,11 @@ pub(super) fn define(
     let same_set = |key: &[usize]| {
         key.len() == ref_columns.len() && key.iter().all(|k| ref_columns.contains(k))
     };
-    if !same_set(&parent.primary_key) && !parent.uniques.iter().any(|u| same_set(&u.columns)) {
+    let whole_key = parent
+        .uniques
+        .iter()
+        .any(|u| u.is_whole() && same_set(&u.columns));
+    if !same_set(&parent.primary_key) && !whole_key {
         return Err(SqlError::new(
             "42830",
             format!(
@@ -511,7 +515,12 @@ async fn referencing_rows(
     };
     let is_key =
         |key: &[usize]| key.len() == fk.columns.len() && key.iter().all(|k| fk.columns.contains(k));
-    if is_key(&child.primary_key) || child.uniques.iter().any(|u| is_key(&u.columns)) {
+    if is_key(&child.primary_key)
+        || child
+            .uniques
+            .iter()
+            .any(|u| u.is_whole() && is_key(&u.columns))
+    {
         let found = read::by_columns(
             cx.store.as_ref(),
             &fresh_view(cx),

@@ -168,7 +168,7 @@ pub(crate) async fn by_columns(
         };
         return read_by(store, view, t, By::Primary, key).await;
     }
-    for (n, u) in t.uniques.iter().enumerate() {
+    for (n, u) in t.uniques.iter().enumerate().filter(|(_, u)| u.is_whole()) {
         if let Some(v) = in_order(&u.columns) {
             let Some(key) = key_of(t, &u.columns, v) else {
                 return Ok(None);

@@ -219,6 +219,8 @@ pub struct CreateIndex {
     pub columns: Vec<String>,
     pub if_not_exists: bool,
     pub nulls_not_distinct: bool,
+    /// A partial UNIQUE index's WHERE (`catalog::predicate`).
+    pub predicate: Option<ast::Expr>,
 }
 
 fn unsupported_option(what: &str) -> SqlError {
@@ -465,6 +467,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             nulls_not_distinct: key.nulls_not_distinct,
             is_index: false,
             primary: false,
+            predicate: None,
         });
     }
     for (name, expr) in checks {
@@ -522,12 +525,12 @@ pub(super) fn check_default(e: &ast::Expr) -> SqlResult<()> {
 }
 
 pub fn create_index(ci: &ast::CreateIndex) -> SqlResult<CreateIndex> {
-    // A partial UNIQUE index would have to be enforced on its rows only;
-    // a plain index changes no result, so its predicate and INCLUDE are
-    // accepted and recorded by name only.
-    if ci.unique && (ci.predicate.is_some() || !ci.include.is_empty()) {
+    // A partial UNIQUE index is enforced on the rows its predicate covers
+    // (`catalog::predicate`); a plain index lists every row, so its
+    // predicate and INCLUDE change nothing.
+    if ci.unique && !ci.include.is_empty() {
         return Err(SqlError::unsupported(
-            "partial unique indexes and INCLUDE are not supported",
+            "INCLUDE on a unique index is not supported",
             "index plain columns: CREATE UNIQUE INDEX name ON t (a, b)",
         ));
     }
@@ -539,6 +542,7 @@ pub fn create_index(ci: &ast::CreateIndex) -> SqlResult<CreateIndex> {
         columns: index_columns(&ci.columns)?,
         if_not_exists: ci.if_not_exists,
         nulls_not_distinct: ci.nulls_distinct == Some(false),
+        predicate: ci.predicate.clone().filter(|_| ci.unique),
     })
 }
 

@@ -953,7 +953,10 @@ impl Planner<'_> {
                 if pk == idx {
                     found.push(Target::Pkey);
                 }
-                for (n, u) in t.uniques.iter().enumerate() {
+                // A partial index arbitrates only with its predicate
+                // written in the inference clause, which is not supported:
+                // without it PostgreSQL infers none either (42P10).
+                for (n, u) in t.uniques.iter().enumerate().filter(|(_, u)| u.is_whole()) {
                     let mut uc = u.columns.clone();
                     uc.sort_unstable();
                     if uc == idx {
@@ -969,7 +972,11 @@ impl Planner<'_> {
                 let name = table_name(name)?;
                 if t.row_id().is_none() && name == t.pkey_name {
                     Some(vec![Target::Pkey])
-                } else if let Some(n) = t.uniques.iter().position(|u| u.name == name) {
+                } else if let Some(n) = t
+                    .uniques
+                    .iter()
+                    .position(|u| u.name == name && u.is_whole())
+                {
                     Some(vec![Target::Unique(n)])
                 } else {
                     return Err(SqlError::new(
@@ -1569,7 +1576,13 @@ pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
         [c] => listed[*c].clone(),
         _ => None,
     };
-    let uniques = || table.uniques.iter().enumerate();
+    let uniques = || {
+        table
+            .uniques
+            .iter()
+            .enumerate()
+            .filter(|(_, u)| u.is_whole())
+    };
     let indexes = || table.indexes.iter().enumerate().filter(|(_, i)| i.usable());
     let key = table.key_columns();
     let access = if let Some(exprs) = take(&key) {

@@ -20,3 +20,34 @@ SELECT id, handle, region FROM accounts WHERE handle = 'ann' ORDER BY id;
 DROP TABLE accounts;
 DROP TABLE accounts;
 DROP TABLE IF EXISTS accounts;
+-- Partial unique indexes (soft delete): only the rows the WHERE covers
+-- hold the key.
+CREATE TABLE member (id integer PRIMARY KEY, email varchar(100), org integer, deleted_at timestamp, active boolean DEFAULT true, status text);
+INSERT INTO member VALUES (1, 'ann@x', 1, NULL), (2, 'ann@x', 1, '2024-01-01'), (3, 'ann@x', 1, '2024-02-01');
+CREATE UNIQUE INDEX member_email_live ON member (email) WHERE deleted_at IS NULL;
+INSERT INTO member VALUES (4, 'ann@x', 2, NULL);
+INSERT INTO member VALUES (4, 'ann@x', 2, '2024-03-01');
+UPDATE member SET deleted_at = NULL WHERE id = 2;
+UPDATE member SET deleted_at = now() WHERE id = 1;
+UPDATE member SET deleted_at = NULL WHERE id = 2;
+INSERT INTO member VALUES (5, 'ann@x', 1, NULL);
+SELECT id, email, deleted_at IS NULL AS live FROM member WHERE email = 'ann@x' ORDER BY id;
+DELETE FROM member WHERE id = 2;
+INSERT INTO member VALUES (5, 'ann@x', 1, NULL);
+INSERT INTO member VALUES (6, 'ann@x', 1, NULL) ON CONFLICT (email) DO NOTHING;
+INSERT INTO member VALUES (6, 'bob@x', 1, NULL) ON CONFLICT (id) DO NOTHING;
+CREATE UNIQUE INDEX member_org_active ON member (org) WHERE active AND status <> 'gone';
+UPDATE member SET status = 'here' WHERE org = 1;
+CREATE UNIQUE INDEX member_org_active ON member (org) WHERE active AND status <> 'gone' AND org <> -1;
+UPDATE member SET status = 'gone' WHERE id = 6;
+CREATE UNIQUE INDEX member_org_active ON member (org) WHERE active AND status <> 'gone';
+UPDATE member SET active = NOT active WHERE id = 6;
+UPDATE member SET status = 'here', active = true WHERE id = 3;
+SELECT indexdef FROM pg_indexes WHERE tablename = 'member' ORDER BY indexname;
+\d member
+SELECT c.relname, i.indpred IS NOT NULL AS partial FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = 'member'::regclass ORDER BY 1;
+CREATE TABLE ref_member (id integer PRIMARY KEY, email varchar(100) REFERENCES member (email));
+ALTER TABLE member DROP COLUMN deleted_at;
+INSERT INTO member VALUES (7, 'ann@x', 9);
+SELECT indexname FROM pg_indexes WHERE tablename = 'member' ORDER BY 1;
+DROP TABLE member;

@@ -80,7 +80,11 @@ impl Table {
     /// unique constraint's.
     fn is_key_column(&self, i: usize) -> bool {
         self.def.primary_key.contains(&i)
-            || self.def.uniques.iter().any(|u| u.columns.contains(&i))
+            || self
+                .def
+                .uniques
+                .iter()
+                .any(|u| u.is_whole() && u.columns.contains(&i))
             || self
                 .def
                 .indexes

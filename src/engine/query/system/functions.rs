@@ -225,7 +225,7 @@ const SPECS: &[Spec] = &[
                 return Ok(text(None));
             };
             match int_arg(a.get(1)).unwrap_or(0) {
-                0 => Ok(text(pg_catalog::indexdef(s, oid))),
+                0 => Ok(text(pg_catalog::indexdef(s, oid, bool_arg(a.get(2))))),
                 col => Ok(text(s.indexes().find(|i| i.oid == oid).and_then(|i| {
                     let c = *i.columns.get(usize::try_from(col - 1).ok()?)?;
                     Some(crate::catalog::naming::quote_ident(

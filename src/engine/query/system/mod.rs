@@ -262,6 +262,8 @@ struct Index<'a> {
     /// The OID of the constraint it backs (the primary key, a UNIQUE
     /// constraint); None for a unique or plain index of its own.
     constraint: Option<u32>,
+    /// A partial unique index's WHERE.
+    predicate: Option<&'a crate::catalog::predicate::Predicate>,
 }
 
 fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
@@ -276,6 +278,7 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
             primary: true,
             nulls_not_distinct: false,
             constraint: Some(oids::pkey_constraint(t)),
+            predicate: None,
         });
     }
     // A primary key added to a table keyed by a hidden row id is shown
@@ -290,6 +293,7 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
             primary: false,
             nulls_not_distinct: u.nulls_not_distinct,
             constraint: (!u.is_index).then(|| oids::unique_constraint(u)),
+            predicate: u.predicate.as_ref(),
         });
     }
     for i in &t.indexes {
@@ -302,6 +306,7 @@ fn indexes_of(t: &TableDef) -> Vec<Index<'_>> {
             primary: false,
             nulls_not_distinct: false,
             constraint: None,
+            predicate: None,
         });
     }
     out

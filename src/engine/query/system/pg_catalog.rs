@@ -871,7 +871,15 @@ pub(super) fn rows(name: &str, s: &Snapshot) -> Vec<Vec<Cell>> {
         "pg_tables" => tables_view(s),
         "pg_indexes" => s
             .indexes()
-            .map(|i| row!["public", &i.table.name, i.name, Cell::Null, index_def(&i)])
+            .map(|i| {
+                row![
+                    "public",
+                    &i.table.name,
+                    i.name,
+                    Cell::Null,
+                    index_def(&i, false)
+                ]
+            })
             .collect(),
         "pg_depend" => dependencies(s),
         "pg_tablespace" => vec![
@@ -1180,6 +1188,13 @@ fn index_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
                 collations,
                 list(i.columns.iter().map(|_| 0u32)),
                 list(i.columns.iter().map(|_| 0i64)),
+                Cell::Null,
+                // PostgreSQL keeps a node tree here; the SQL says the same
+                // to a reader, and NULL still means "not partial".
+                match i.predicate {
+                    Some(p) => Cell::from(p.render(i.table, false)),
+                    None => Cell::Null,
+                },
             ]
         })
         .collect()
@@ -1546,9 +1561,9 @@ fn column_list(t: &TableDef, columns: &[usize]) -> String {
 }
 
 /// `pg_get_indexdef`: the CREATE INDEX statement that makes the index.
-fn index_def(i: &super::Index<'_>) -> String {
+fn index_def(i: &super::Index<'_>, pretty: bool) -> String {
     format!(
-        "CREATE {}INDEX {} ON public.{} USING btree ({}){}",
+        "CREATE {}INDEX {} ON public.{} USING btree ({}){}{}",
         if i.unique { "UNIQUE " } else { "" },
         crate::catalog::naming::quote_ident(i.name),
         crate::catalog::naming::quote_ident(&i.table.name),
@@ -1557,13 +1572,19 @@ fn index_def(i: &super::Index<'_>) -> String {
             " NULLS NOT DISTINCT"
         } else {
             ""
+        },
+        match i.predicate {
+            Some(p) => format!(" WHERE {}", p.render(i.table, pretty)),
+            None => String::new(),
         }
     )
 }
 
 /// `pg_get_indexdef(oid)`.
-pub(super) fn indexdef(s: &Snapshot, oid: u32) -> Option<String> {
-    s.indexes().find(|i| i.oid == oid).map(|i| index_def(&i))
+pub(super) fn indexdef(s: &Snapshot, oid: u32, pretty: bool) -> Option<String> {
+    s.indexes()
+        .find(|i| i.oid == oid)
+        .map(|i| index_def(&i, pretty))
 }
 
 /// `pg_get_constraintdef(oid [, pretty])`.
