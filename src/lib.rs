@@ -98,7 +98,8 @@
 //!   slot in stored rows and its storage name (`catalog::layout`) let
 //!   columns be added, dropped and renamed without rewriting rows; CHECK
 //!   constraints are `catalog::check` (declared, compiled and printed by
-//!   `sql::check`). What a claim
+//!   `sql::check`); a partial unique index's WHERE is
+//!   `catalog::predicate`, decided from a row's values alone. What a claim
 //!   is on, a UNIQUE constraint or a count limit's slot, is
 //!   `catalog::count_limit::ClaimOn`.
 //! - [`claims`]: the lease-and-verify claim protocol (design: claims.md),

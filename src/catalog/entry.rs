@@ -228,6 +228,7 @@ mod tests {
                     is_index: true,
                     primary: false,
                     predicate: None,
+                    building: false,
                 })
                 .collect(),
             cql_table: None,

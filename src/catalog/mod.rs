@@ -79,6 +79,11 @@ pub struct UniqueDef {
     /// ON CONFLICT arbiter or a foreign key's target, as in PostgreSQL.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predicate: Option<predicate::Predicate>,
+    /// Published, and claimed by every writer, but the rows that were
+    /// there before it may hold no claim yet: no read goes by it until
+    /// its build is done (`engine::ddl::add_unique`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub building: bool,
 }
 
 /// A non-unique index (`CREATE INDEX`): under each key its columns hold,
@@ -166,7 +171,45 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
+impl ColumnDef {
+    /// A nullable column with no default, as `name ty` declares it.
+    pub fn new(name: &str, ty: SqlType) -> ColumnDef {
+        ColumnDef {
+            name: name.to_owned(),
+            ty,
+            not_null: false,
+            default: None,
+            identity: None,
+            hidden: false,
+            comment: None,
+            storage: ColumnStorage::default(),
+        }
+    }
+}
+
 impl TableDef {
+    /// A table of `columns` keyed by `primary_key`, with storage `id` and
+    /// nothing else declared.
+    pub fn new(name: &str, id: &str, columns: Vec<ColumnDef>, primary_key: Vec<usize>) -> TableDef {
+        TableDef {
+            name: name.to_owned(),
+            id: id.to_owned(),
+            columns,
+            primary_key,
+            pkey_name: format!("{name}_pkey"),
+            uniques: Vec::new(),
+            cql_table: None,
+            sequence: None,
+            indexes: Vec::new(),
+            foreign_keys: Vec::new(),
+            referenced_by: Vec::new(),
+            count_limits: Vec::new(),
+            checks: Vec::new(),
+            dropped_slots: 0,
+            comment: None,
+        }
+    }
+
     /// The column named `name`; never the hidden row id.
     pub fn column_index(&self, name: &str) -> Option<usize> {
         self.visible().iter().position(|c| c.name == name)
@@ -240,6 +283,12 @@ impl UniqueDef {
     /// CONFLICT or is a foreign key's target.
     pub fn is_whole(&self) -> bool {
         self.predicate.is_none()
+    }
+
+    /// Whether a read may find rows through its claims: whole, and built
+    /// (a claim missing during the build would hide a row).
+    pub fn finds_rows(&self) -> bool {
+        self.is_whole() && !self.building
     }
 
     /// Whether `row` backs a claim on `key` (claims.md, rule 1): it is live

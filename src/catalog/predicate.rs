@@ -252,39 +252,14 @@ mod tests {
     use crate::catalog::ColumnDef;
 
     fn table() -> TableDef {
-        let col = |name: &str, ty: SqlType| ColumnDef {
-            name: name.into(),
-            ty,
-            not_null: false,
-            default: None,
-            identity: None,
-            hidden: false,
-            comment: None,
-            storage: Default::default(),
-        };
-        TableDef {
-            name: "member".into(),
-            id: "member.1".into(),
-            columns: vec![
-                col("id", SqlType::Int4),
-                col("email", SqlType::Varchar(Some(100))),
-                col("deleted_at", SqlType::Timestamp),
-                col("active", SqlType::Bool),
-                col("org", SqlType::Int4),
-            ],
-            primary_key: vec![0],
-            pkey_name: "member_pkey".into(),
-            uniques: vec![],
-            cql_table: None,
-            sequence: None,
-            indexes: vec![],
-            foreign_keys: vec![],
-            referenced_by: vec![],
-            count_limits: vec![],
-            checks: vec![],
-            dropped_slots: 0,
-            comment: None,
-        }
+        let columns = vec![
+            ColumnDef::new("id", SqlType::Int4),
+            ColumnDef::new("email", SqlType::Varchar(Some(100))),
+            ColumnDef::new("deleted_at", SqlType::Timestamp),
+            ColumnDef::new("active", SqlType::Bool),
+            ColumnDef::new("org", SqlType::Int4),
+        ];
+        TableDef::new("member", "member.1", columns, vec![0])
     }
 
     fn declare(sql: &str) -> SqlResult<Predicate> {

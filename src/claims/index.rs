@@ -83,43 +83,21 @@ mod tests {
     use crate::types::SqlType;
 
     fn table() -> TableDef {
-        let col = |name: &str| ColumnDef {
-            name: name.into(),
-            ty: SqlType::Int8,
-            not_null: false,
-            default: None,
-            identity: None,
-            hidden: false,
-            comment: None,
-            storage: Default::default(),
-        };
         let index = |name: &str, columns: Vec<usize>, id: &str| IndexDef {
             name: name.into(),
             columns,
             id: id.into(),
             building: false,
         };
+        let columns = ["id", "a", "b"].map(|c| ColumnDef::new(c, SqlType::Int8));
         TableDef {
-            name: "t".into(),
-            id: "t.1".into(),
-            columns: vec![col("id"), col("a"), col("b")],
-            primary_key: vec![0],
-            pkey_name: "t_pkey".into(),
-            uniques: vec![],
-            cql_table: None,
-            sequence: None,
             indexes: vec![
                 index("t_a_idx", vec![1], "a.1"),
                 index("t_a_b_idx", vec![1, 2], "ab.1"),
                 // Recorded before entries were kept: never written.
                 index("t_b_idx", vec![2], ""),
             ],
-            foreign_keys: vec![],
-            referenced_by: vec![],
-            count_limits: vec![],
-            checks: vec![],
-            dropped_slots: 0,
-            comment: None,
+            ..TableDef::new("t", "t.1", columns.to_vec(), vec![0])
         }
     }
 

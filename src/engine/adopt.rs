@@ -46,6 +46,7 @@ pub(crate) async fn adopt(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<()> {
             is_index: false,
             primary: false,
             predicate: None,
+            building: false,
         };
         add_unique(ddl, &def.name, unique).await?;
         def = catalog.table(&entry.table, None).await?;

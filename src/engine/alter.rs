@@ -305,6 +305,7 @@ async fn add_key(
         is_index: false,
         primary: key.primary,
         predicate: None,
+        building: false,
     };
     ddl::add_unique(ddl, &table.name, unique).await?;
     Ok(command("ALTER TABLE", Vec::new()))

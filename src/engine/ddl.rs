@@ -938,6 +938,7 @@ pub async fn create_index(ddl: &Ddl<'_>, plan: &CreateIndex) -> SqlResult<Execut
             Some(e) => Some(Predicate::declare(&table, e)?),
             None => None,
         },
+        building: false,
     };
     add_unique(ddl, &table.name, unique).await?;
     Ok(command("CREATE INDEX", Vec::new()))
@@ -1049,10 +1050,14 @@ pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlRes
             unique.columns.iter().filter(nullable).copied().collect()
         }
     };
+    let building = UniqueDef {
+        building: true,
+        ..unique.clone()
+    };
     let alter = |next: &mut TableDef, keep: bool| {
         next.uniques.retain(|u| u.id != unique.id);
         if keep {
-            next.uniques.push(unique.clone());
+            next.uniques.push(building.clone());
         }
         if unique.primary {
             for &c in &nullable {
@@ -1080,6 +1085,16 @@ pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlRes
         .await;
     match built {
         Ok(rows) => {
+            // Every row holds its claim: reads may go by it now.
+            ddl.change(table, |current| {
+                let current = current.ok_or_else(|| SqlError::undefined_table(table))?;
+                let mut next = TableDef::clone(current);
+                for u in next.uniques.iter_mut().filter(|u| u.id == unique.id) {
+                    u.building = false;
+                }
+                Ok(Some(next))
+            })
+            .await?;
             info!(index = %unique.name, table, rows, "unique index built");
             Ok(())
         }

@@ -245,43 +245,62 @@ pub async fn point(
     read_matching(store, view, src, by, key, params, env).await
 }
 
-/// The rows of a key list (`key IN (...)`): each distinct key read once,
-/// a few at a time, in key order (the order a scan would give).
-fn listed(
+/// What the reads of one source need, shared by those in flight.
+#[derive(Clone)]
+struct Reading {
     store: Arc<dyn Store>,
     view: Arc<ReadView>,
-    src: Source,
+    src: Arc<Source>,
     params: Arc<Vec<Value>>,
     env: Arc<SessionEnv>,
-) -> BoxStream<'static, SqlResult<Found>> {
-    let (Access::KeyList(items) | Access::UniqueList(_, items)) = &src.access else {
+}
+
+/// The distinct keys, in columns `cols`, that a key list names; a value
+/// outside the columns' types names none.
+fn listed_keys(
+    table: &TableDef,
+    cols: &[usize],
+    items: &Keys,
+    cx: &EvalCtx<'_>,
+) -> SqlResult<BTreeSet<Vec<u8>>> {
+    Ok(listed_values(items, cx)?
+        .into_iter()
+        .filter_map(|v| key_of(table, cols, vec![v]))
+        .collect())
+}
+
+/// The rows of a key list (`key IN (...)`): each distinct key read once,
+/// a few at a time, in key order (the order a scan would give).
+fn listed(r: Reading) -> BoxStream<'static, SqlResult<Found>> {
+    let (Access::KeyList(items) | Access::UniqueList(_, items)) = &r.src.access else {
         unreachable!("listed() is for key lists")
     };
-    let (by, cols) = key_of_access(&src.table, &src.access);
+    let (by, cols) = key_of_access(&r.src.table, &r.src.access);
     let cx = EvalCtx {
         row: None,
         excluded: None,
-        params: &params,
-        env: env.as_ref(),
+        params: &r.params,
+        env: r.env.as_ref(),
     };
-    let keys: BTreeSet<Vec<u8>> = match listed_values(items, &cx) {
-        Ok(values) => values
-            .into_iter()
-            .filter_map(|v| key_of(&src.table, &cols, vec![v]))
-            .collect(),
+    let keys = match listed_keys(&r.src.table, &cols, items, &cx) {
+        Ok(keys) => keys,
         Err(e) => return stream::once(async { Err(e) }).boxed(),
     };
-    let src = Arc::new(src);
     stream::iter(keys)
         .map(move |key| {
-            let (store, view, src, params, env) = (
-                store.clone(),
-                view.clone(),
-                src.clone(),
-                params.clone(),
-                env.clone(),
-            );
-            async move { read_matching(store.as_ref(), &view, &src, by, key, &params, &env).await }
+            let r = r.clone();
+            async move {
+                read_matching(
+                    r.store.as_ref(),
+                    &r.view,
+                    &r.src,
+                    by,
+                    key,
+                    &r.params,
+                    &r.env,
+                )
+                .await
+            }
         })
         .buffered(LIST_READS)
         .try_filter_map(|found| async move { Ok(found) })
@@ -293,85 +312,52 @@ fn listed(
 /// each read as this statement sees it and kept if it matches the whole
 /// filter: an entry left by an older state of its row finds a row that
 /// no longer holds the key, which the filter leaves out (`claims::index`).
-fn indexed(
-    store: Arc<dyn Store>,
-    view: Arc<ReadView>,
-    src: Source,
-    params: Arc<Vec<Value>>,
-    env: Arc<SessionEnv>,
-    page: usize,
-) -> BoxStream<'static, SqlResult<Found>> {
-    let n = match &src.access {
+fn indexed(r: Reading, page: usize) -> BoxStream<'static, SqlResult<Found>> {
+    let n = match &r.src.access {
         Access::Index(n, _) | Access::IndexList(n, _) => *n,
         _ => unreachable!("indexed() is for plain indexes"),
     };
-    let cols = src.table.indexes[n].columns.clone();
+    let cols = r.src.table.indexes[n].columns.clone();
     let cx = EvalCtx {
         row: None,
         excluded: None,
-        params: &params,
-        env: env.as_ref(),
+        params: &r.params,
+        env: r.env.as_ref(),
     };
-    let keys: SqlResult<BTreeSet<Vec<u8>>> = match &src.access {
+    let keys = match &r.src.access {
         Access::Index(_, exprs) => {
-            pinned_key(&src.table, &cols, exprs, &cx).map(|k| k.into_iter().collect())
+            pinned_key(&r.src.table, &cols, exprs, &cx).map(|k| k.into_iter().collect())
         }
-        Access::IndexList(_, items) => listed_values(items, &cx).map(|values| {
-            values
-                .into_iter()
-                .filter_map(|v| key_of(&src.table, &cols, vec![v]))
-                .collect()
-        }),
+        Access::IndexList(_, items) => listed_keys(&r.src.table, &cols, items, &cx),
         _ => unreachable!(),
     };
     let keys = match keys {
         Ok(keys) => keys,
         Err(e) => return stream::once(async { Err(e) }).boxed(),
     };
-    let src = Arc::new(src);
     stream::iter(keys)
         .map(move |key| {
-            let (store, view, src, params, env) = (
-                store.clone(),
-                view.clone(),
-                src.clone(),
-                params.clone(),
-                env.clone(),
-            );
-            let id = src.table.indexes[n].id.clone();
+            let r = r.clone();
             stream::try_unfold(Some(None::<Vec<u8>>), move |cursor| {
-                let (store, view, src, params, env, id, key) = (
-                    store.clone(),
-                    view.clone(),
-                    src.clone(),
-                    params.clone(),
-                    env.clone(),
-                    id.clone(),
-                    key.clone(),
-                );
+                let (r, key) = (r.clone(), key.clone());
                 async move {
                     let Some(after) = cursor else {
                         return Ok(None);
                     };
-                    view.fetching();
-                    let entries = store
-                        .read_index(&id, &key, after.as_deref(), page)
+                    let id = &r.src.table.indexes[n].id;
+                    r.view.fetching();
+                    let entries = r
+                        .store
+                        .read_index(id, &key, after.as_deref(), page)
                         .await
                         .map_err(store_error)?;
                     if entries.pks.is_empty() {
-                        view.mark_read();
+                        r.view.mark_read();
                     }
-                    let reads = entries.pks.into_iter().map(|pk| {
-                        read_entry(
-                            store.clone(),
-                            view.clone(),
-                            src.clone(),
-                            params.clone(),
-                            env.clone(),
-                            (n, key.clone()),
-                            pk,
-                        )
-                    });
+                    let reads = entries
+                        .pks
+                        .into_iter()
+                        .map(|pk| read_entry(r.clone(), (n, key.clone()), pk));
                     let hits: Vec<SqlResult<Found>> = stream::iter(reads)
                         .buffered(LIST_READS)
                         .filter_map(|found| async move { found.transpose() })
@@ -390,18 +376,17 @@ fn indexed(
 /// that key and matches the source's filter. (A row that moved from one
 /// listed key to another is found under its new key only, once.)
 async fn read_entry(
-    store: Arc<dyn Store>,
-    view: Arc<ReadView>,
-    src: Arc<Source>,
-    params: Arc<Vec<Value>>,
-    env: Arc<SessionEnv>,
+    r: Reading,
     (n, key): (usize, Vec<u8>),
     pk: Vec<u8>,
 ) -> SqlResult<Option<Found>> {
-    let row = visible(store.as_ref(), &view, &src.table, &pk).await?;
-    let holds = |r: &RowRecord| src.table.indexes[n].key_of(&r.values).as_deref() == Some(&key);
+    let row = visible(r.store.as_ref(), &r.view, &r.src.table, &pk).await?;
+    let holds =
+        |row: &RowRecord| r.src.table.indexes[n].key_of(&row.values).as_deref() == Some(&key);
     Ok(match row {
-        Some(r) if r.live && holds(&r) && matches(&src, &r, &params, &env)? => Some((pk, r)),
+        Some(row) if row.live && holds(&row) && matches(&r.src, &row, &r.params, &r.env)? => {
+            Some((pk, row))
+        }
         _ => None,
     })
 }
@@ -424,11 +409,19 @@ pub fn rows(
             .try_flatten()
             .boxed();
         }
-        Access::KeyList(_) | Access::UniqueList(..) => {
-            return listed(store, view, src, params, env)
-        }
-        Access::Index(..) | Access::IndexList(..) => {
-            return indexed(store, view, src, params, env, page)
+        Access::KeyList(_) | Access::UniqueList(..) | Access::Index(..) | Access::IndexList(..) => {
+            let by_index = matches!(src.access, Access::Index(..) | Access::IndexList(..));
+            let r = Reading {
+                store,
+                view,
+                src: Arc::new(src),
+                params,
+                env,
+            };
+            return match by_index {
+                true => indexed(r, page),
+                false => listed(r),
+            };
         }
         Access::Scan => {}
     }

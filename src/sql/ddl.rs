@@ -468,6 +468,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
             is_index: false,
             primary: false,
             predicate: None,
+            building: false,
         });
     }
     for (name, expr) in checks {

@@ -1581,7 +1581,7 @@ pub fn source(table: Arc<TableDef>, filter: Option<Expr>) -> Source {
             .uniques
             .iter()
             .enumerate()
-            .filter(|(_, u)| u.is_whole())
+            .filter(|(_, u)| u.finds_rows())
     };
     let indexes = || table.indexes.iter().enumerate().filter(|(_, i)| i.usable());
     let key = table.key_columns();

@@ -84,7 +84,7 @@ impl Table {
                 .def
                 .uniques
                 .iter()
-                .any(|u| u.is_whole() && u.columns.contains(&i))
+                .any(|u| u.finds_rows() && u.columns.contains(&i))
             || self
                 .def
                 .indexes
