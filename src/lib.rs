@@ -34,6 +34,8 @@
 //!   change, folding decided ones, removing storage nothing names);
 //!   `engine::alter` runs ALTER TABLE as changes of a definition, its
 //!   column forms (ADD, DROP, RENAME, SET DATA TYPE) in `engine::columns`;
+//!   `engine::rename` moves a table's or sequence's definition to a new
+//!   name (what names it following) and renames indexes;
 //!   `engine::indexes` publishes a plain index (CREATE INDEX), builds its
 //!   entries over the rows already there and marks it built;
 //!   `engine::truncate` empties tables by pointing them at fresh storage;

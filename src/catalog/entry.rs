@@ -137,29 +137,97 @@ pub struct Garbage {
     pub indexes: Vec<String>,
 }
 
+/// The storage some definitions use: tables by storage id, constraints
+/// and count limits by claims id, plain indexes by entries id, sequences
+/// by counter id.
+struct Uses<'a> {
+    tables: HashSet<&'a str>,
+    claims: HashSet<&'a str>,
+    indexes: HashSet<&'a str>,
+    counters: HashSet<&'a str>,
+}
+
+fn claim_ids(d: &TableDef) -> impl Iterator<Item = &str> {
+    d.uniques
+        .iter()
+        .map(|u| u.id.as_str())
+        .chain(d.count_limits.iter().map(|l| l.id.as_str()))
+}
+
+fn index_ids(d: &TableDef) -> impl Iterator<Item = &str> {
+    d.indexes.iter().filter(|i| i.kept()).map(|i| i.id.as_str())
+}
+
+impl<'a> Uses<'a> {
+    fn of(defs: impl IntoIterator<Item = &'a Arc<TableDef>>) -> Uses<'a> {
+        let mut u = Uses {
+            tables: HashSet::new(),
+            claims: HashSet::new(),
+            indexes: HashSet::new(),
+            counters: HashSet::new(),
+        };
+        for d in defs {
+            match &d.sequence {
+                Some(seq) => {
+                    u.counters.insert(seq.counter.as_str());
+                }
+                None => {
+                    u.tables.insert(d.id.as_str());
+                }
+            }
+            u.claims.extend(claim_ids(d));
+            u.indexes.extend(index_ids(d));
+        }
+        u
+    }
+}
+
+impl Garbage {
+    pub fn is_empty(&self) -> bool {
+        *self == Garbage::default()
+    }
+
+    /// Without what any of `named` (the definitions every catalog entry
+    /// holds now) uses: a rename moves a definition to another entry, so
+    /// what one entry's decision leaves behind may live on under another
+    /// name.
+    pub fn unless_named_by<'a>(
+        self,
+        named: impl IntoIterator<Item = &'a Arc<TableDef>>,
+    ) -> Garbage {
+        let uses = Uses::of(named);
+        Garbage {
+            tables: self
+                .tables
+                .into_iter()
+                .filter(|t| !uses.tables.contains(t.id.as_str()))
+                .collect(),
+            claims: self
+                .claims
+                .into_iter()
+                .filter(|c| !uses.claims.contains(c.as_str()))
+                .collect(),
+            counters: self
+                .counters
+                .into_iter()
+                .filter(|c| !uses.counters.contains(c.as_str()))
+                .collect(),
+            indexes: self
+                .indexes
+                .into_iter()
+                .filter(|i| !uses.indexes.contains(i.as_str()))
+                .collect(),
+        }
+    }
+}
+
 /// What of `gone` (definitions a decision or undo left behind) is used by
-/// none of `kept`: a table by storage id, a constraint or count limit by
-/// claims id, a sequence by counter id.
+/// none of `kept`.
 pub fn garbage<'a>(
     gone: impl IntoIterator<Item = &'a Arc<TableDef>>,
     kept: &[&Arc<TableDef>],
 ) -> Garbage {
-    let kept_tables: HashSet<&str> = kept.iter().map(|d| d.id.as_str()).collect();
-    fn claim_ids(d: &TableDef) -> impl Iterator<Item = &str> {
-        d.uniques
-            .iter()
-            .map(|u| u.id.as_str())
-            .chain(d.count_limits.iter().map(|l| l.id.as_str()))
-    }
-    let kept_claims: HashSet<&str> = kept.iter().flat_map(|d| claim_ids(d)).collect();
-    fn index_ids(d: &TableDef) -> impl Iterator<Item = &str> {
-        d.indexes.iter().filter(|i| i.kept()).map(|i| i.id.as_str())
-    }
-    let kept_indexes: HashSet<&str> = kept.iter().flat_map(|d| index_ids(d)).collect();
-    let kept_counters: HashSet<&str> = kept
-        .iter()
-        .filter_map(|d| d.sequence.as_ref().map(|s| s.counter.as_str()))
-        .collect();
+    let kept = Uses::of(kept.iter().copied());
     let mut tables: HashMap<&str, &Arc<TableDef>> = HashMap::new();
     let mut claims: Vec<String> = Vec::new();
     let mut counters: Vec<String> = Vec::new();
@@ -167,21 +235,21 @@ pub fn garbage<'a>(
     for def in gone {
         if let Some(seq) = &def.sequence {
             // A sequence has no rows, only its counter.
-            if !kept_counters.contains(seq.counter.as_str()) && !counters.contains(&seq.counter) {
+            if !kept.counters.contains(seq.counter.as_str()) && !counters.contains(&seq.counter) {
                 counters.push(seq.counter.clone());
             }
             continue;
         }
-        if !kept_tables.contains(def.id.as_str()) {
+        if !kept.tables.contains(def.id.as_str()) {
             tables.entry(def.id.as_str()).or_insert(def);
         }
         for id in claim_ids(def) {
-            if !kept_claims.contains(id) && !claims.iter().any(|c| c == id) {
+            if !kept.claims.contains(id) && !claims.iter().any(|c| c == id) {
                 claims.push(id.to_owned());
             }
         }
         for id in index_ids(def) {
-            if !kept_indexes.contains(id) && !indexes.iter().any(|i| i == id) {
+            if !kept.indexes.contains(id) && !indexes.iter().any(|i| i == id) {
                 indexes.push(id.to_owned());
             }
         }
@@ -321,5 +389,18 @@ mod tests {
         assert_eq!(g.tables, vec![other_table.clone()]);
         assert_eq!(g.claims, vec!["u2".to_string(), "u3".to_string()]);
         assert_eq!(garbage([&old], &[&old]), Garbage::default());
+    }
+
+    #[test]
+    fn garbage_named_under_another_name_stays() {
+        let old = def("t.1", &["u1", "u2"]);
+        let other = def("t.2", &["u3"]);
+        let mut renamed = TableDef::clone(&old);
+        renamed.name = "elsewhere".into();
+        let renamed = Arc::new(renamed);
+        let g = garbage([&old, &other], &[]).unless_named_by([&renamed]);
+        assert_eq!(g.tables, vec![other.clone()]);
+        assert_eq!(g.claims, vec!["u3".to_string()]);
+        assert!(garbage([&old], &[]).unless_named_by([&renamed]).is_empty());
     }
 }

@@ -72,6 +72,19 @@ pub struct ForeignKeyDef {
     pub deferrable: bool,
     /// Checked at COMMIT rather than at the end of each statement.
     pub initially_deferred: bool,
+    /// False while `NOT VALID`: every write keeps it, but the rows that
+    /// were there when it was added have not been checked
+    /// (pg_constraint.convalidated).
+    #[serde(default = "validated", skip_serializing_if = "is_validated")]
+    pub validated: bool,
+}
+
+fn validated() -> bool {
+    true
+}
+
+fn is_validated(v: &bool) -> bool {
+    *v
 }
 
 /// On a referenced table: a foreign key of table `table` (perhaps itself)

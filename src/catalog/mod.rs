@@ -703,6 +703,22 @@ impl Catalog {
         Ok(true)
     }
 
+    /// Every definition any entry holds, committed or pending, whoever's
+    /// transaction it is: what storage is still named.
+    pub async fn every_definition(&self) -> SqlResult<Vec<Arc<TableDef>>> {
+        let mut out = Vec::new();
+        for (name, rec) in self.store.list_catalog().await.map_err(store_error)? {
+            if name.starts_with('\0') {
+                continue;
+            }
+            let entry = Entry::decode(&rec.definition)
+                .map_err(|e| SqlError::internal(format!("corrupt catalog entry: {e}")))?;
+            out.extend(entry.committed.clone());
+            out.extend(entry.intent.and_then(|i| i.def));
+        }
+        Ok(out)
+    }
+
     /// All tables as transaction `own` sees them (for DROP INDEX, which
     /// names an index, not a table).
     pub async fn all(&self, own: Option<TxnId>) -> SqlResult<Vec<Arc<TableDef>>> {

@@ -13,7 +13,9 @@ use super::columns;
 use super::ddl::{self, command, notice, write_error, Ddl};
 use super::foreign_keys;
 use super::Executed;
-use crate::catalog::{naming, storage_id, store_error, CheckDef, TableDef, UniqueDef};
+use crate::catalog::{
+    naming, storage_id, store_error, CheckDef, ForeignKeyDef, TableDef, UniqueDef,
+};
 use crate::claims::{self, RowWrite};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::sql::alter::{AlterOp, AlterTable};
@@ -24,6 +26,9 @@ use crate::types::Value;
 
 pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> SqlResult<Executed> {
     let name = &plan.table;
+    if let [AlterOp::Rename { to, tag }] = plan.ops.as_slice() {
+        return super::rename::rename(ddl, name, to, plan.if_exists, tag).await;
+    }
     let Some(table) = ddl.lookup(name).await? else {
         if plan.if_exists {
             return Ok(command(
@@ -66,7 +71,10 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
             columns,
         }] => add_primary_key(ddl, &table, given.as_deref(), columns).await,
         [AlterOp::NotNull { column, set: true }] => set_not_null(ddl, &table, column).await,
-        [AlterOp::AddForeignKey(d)] => add_foreign_key(ddl, &table, d).await,
+        [AlterOp::AddForeignKey {
+            declared,
+            validated,
+        }] => add_foreign_key(ddl, &table, declared, *validated).await,
         [AlterOp::AddCheck {
             name,
             expr,
@@ -209,12 +217,13 @@ async fn change_definition(
                 AlterOp::SetType { column, ty } => columns::set_type(&mut next, column, ty)?,
                 AlterOp::AddUnique { .. }
                 | AlterOp::NotNull { set: true, .. }
-                | AlterOp::AddForeignKey(_)
+                | AlterOp::AddForeignKey { .. }
                 | AlterOp::AddPrimaryKey { .. }
                 | AlterOp::AddCheck { .. }
                 | AlterOp::Validate { .. }
                 | AlterOp::AddColumn(_)
-                | AlterOp::DropColumn { .. } => unreachable!("planned to run alone"),
+                | AlterOp::DropColumn { .. }
+                | AlterOp::Rename { .. } => unreachable!("planned to run alone"),
             }
         }
         Ok(Some(next))
@@ -311,17 +320,21 @@ async fn add_key(
     Ok(command("ALTER TABLE", Vec::new()))
 }
 
-/// ADD [CONSTRAINT name] FOREIGN KEY: the referenced table points back at
-/// it, it is published (so writers keep it), and once every proxy keeps it
-/// every row is checked; a reference whose key is missing takes the
-/// constraint back and answers PostgreSQL's 23503.
+/// ADD [CONSTRAINT name] FOREIGN KEY [NOT VALID]: the referenced table
+/// points back at it, it is published (so writers keep it), and once every
+/// proxy keeps it every row is checked (unless NOT VALID); a reference
+/// whose key is missing takes the constraint back and answers PostgreSQL's
+/// 23503.
 async fn add_foreign_key(
     ddl: &Ddl<'_>,
     table: &TableDef,
     declared: &DeclaredForeignKey,
+    validated: bool,
 ) -> SqlResult<Executed> {
-    let what = "ALTER TABLE ... ADD FOREIGN KEY";
-    ddl::hold_for_row_checks(ddl, &table.name, what).await?;
+    if validated {
+        let what = "ALTER TABLE ... ADD FOREIGN KEY";
+        ddl::hold_for_row_checks(ddl, &table.name, what).await?;
+    }
     let taken: Vec<String> = table.constraint_names().map(str::to_owned).collect();
     if let Some(name) = declared.name.as_ref().filter(|n| taken.contains(n)) {
         return Err(ddl::constraint_exists(name, &table.name));
@@ -330,7 +343,10 @@ async fn add_foreign_key(
         Some(p) => p,
         None => return Err(SqlError::undefined_table(&declared.ref_table)),
     };
-    let fk = foreign_keys::define(table, declared, &parent, &taken)?;
+    let fk = ForeignKeyDef {
+        validated,
+        ..foreign_keys::define(table, declared, &parent, &taken)?
+    };
     let inbound = fk.inbound(&table.name);
     let self_reference = fk.ref_table == table.name;
     if !self_reference {
@@ -348,19 +364,33 @@ async fn add_foreign_key(
     ddl.publish_checked(&table.name, change, |published| {
         let fk = &fk;
         async move {
+            if !validated {
+                return Ok(());
+            }
             let parent = if self_reference {
                 published.clone()
             } else {
                 parent
             };
-            match foreign_keys::unreferenced(ddl, &published, fk, &parent).await? {
-                None => Ok(()),
-                Some(key) => Err(foreign_keys::not_present(&published, fk, &key)),
-            }
+            every_reference_found(ddl, &published, fk, &parent).await
         }
     })
     .await?;
     Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// PostgreSQL's 23503 for the first row of `child` whose reference through
+/// `fk` finds no row of `parent`.
+async fn every_reference_found(
+    ddl: &Ddl<'_>,
+    child: &TableDef,
+    fk: &ForeignKeyDef,
+    parent: &TableDef,
+) -> SqlResult<()> {
+    match foreign_keys::unreferenced(ddl, child, fk, parent).await? {
+        None => Ok(()),
+        Some(key) => Err(foreign_keys::not_present(child, fk, &key)),
+    }
 }
 
 /// SET NOT NULL: publish it (so writers check it), then read every row; a
@@ -438,9 +468,9 @@ async fn add_check(
     Ok(command("ALTER TABLE", Vec::new()))
 }
 
-/// VALIDATE CONSTRAINT: a NOT VALID CHECK constraint is kept by every
-/// writer already; read the rows, and mark it validated if none breaks
-/// it. Any other constraint is valid: nothing to do.
+/// VALIDATE CONSTRAINT: a NOT VALID CHECK constraint or foreign key is
+/// kept by every writer already; read the rows, and mark it validated if
+/// none breaks it. Any other constraint is valid: nothing to do.
 async fn validate(
     ddl: &Ddl<'_>,
     table: &TableDef,
@@ -448,8 +478,8 @@ async fn validate(
     env: &dyn Env,
 ) -> SqlResult<Executed> {
     let Some(check) = table.checks.iter().find(|c| c.name == name) else {
-        if table.foreign_keys.iter().any(|f| f.name == name) {
-            return Ok(command("ALTER TABLE", Vec::new()));
+        if let Some(fk) = table.foreign_key(name) {
+            return validate_foreign_key(ddl, table, fk).await;
         }
         if table.constraint_names().any(|c| c == name) {
             return Err(SqlError::new(
@@ -477,6 +507,37 @@ async fn validate(
             TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
         for c in next.checks.iter_mut().filter(|c| c.name == name) {
             c.validated = true;
+        }
+        Ok(Some(next))
+    })
+    .await?;
+    Ok(command("ALTER TABLE", Vec::new()))
+}
+
+/// VALIDATE CONSTRAINT of a foreign key: every row's reference looked up
+/// (and, in a block, its referenced row locked, as ADD FOREIGN KEY does),
+/// then the constraint marked validated.
+async fn validate_foreign_key(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    fk: &ForeignKeyDef,
+) -> SqlResult<Executed> {
+    if fk.validated {
+        return Ok(command("ALTER TABLE", Vec::new()));
+    }
+    let parent = if fk.ref_table == table.name {
+        Arc::new(table.clone())
+    } else {
+        ddl.lookup(&fk.ref_table)
+            .await?
+            .ok_or_else(|| SqlError::undefined_table(&fk.ref_table))?
+    };
+    every_reference_found(ddl, table, fk, &parent).await?;
+    ddl.change(&table.name, |current| {
+        let mut next =
+            TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+        for f in next.foreign_keys.iter_mut().filter(|f| f.name == fk.name) {
+            f.validated = true;
         }
         Ok(Some(next))
     })

@@ -383,8 +383,20 @@ impl Ddl<'_> {
     }
 
     /// Remove storage nothing uses. Best effort: what is left costs space,
-    /// never correctness (no definition names it).
+    /// never correctness (no definition names it). What a catalog entry
+    /// still names stays (a rename moved it there); when the catalog
+    /// cannot be read, everything stays.
     async fn remove(&self, g: Garbage) {
+        if g.is_empty() {
+            return;
+        }
+        let g = match self.catalog.every_definition().await {
+            Ok(named) => g.unless_named_by(&named),
+            Err(e) => {
+                warn!(cause = %e.message, "storage a decided change left behind was not removed: the catalog could not be read");
+                return;
+            }
+        };
         for t in &g.tables {
             if let Err(e) = self.store.drop_table(t).await {
                 warn!(table = %t.name, id = %t.id, cause = %e, "storage of a dropped table was not removed");
@@ -451,6 +463,9 @@ pub(crate) async fn finish(ddl: &Ddl<'_>, txn: TxnId, log: &[CatalogChange], com
 /// only the undone changes used.
 pub(crate) async fn undo(ddl: &Ddl<'_>, tail: &Tail) -> Result<(), String> {
     let mut done: Vec<&str> = Vec::new();
+    // Removed once every entry is put back: a rename the tail undoes
+    // moves a definition back to an entry restored later in the loop.
+    let mut left: Vec<Garbage> = Vec::new();
     for change in &tail.catalog {
         let name = change.name.as_str();
         if done.contains(&name) {
@@ -492,7 +507,10 @@ pub(crate) async fn undo(ddl: &Ddl<'_>, tail: &Tail) -> Result<(), String> {
             .iter()
             .filter(|c| c.name == name)
             .flat_map(|c| c.defs());
-        ddl.remove(garbage(gone, &kept)).await;
+        left.push(garbage(gone, &kept));
+    }
+    for g in left {
+        ddl.remove(g).await;
     }
     Ok(())
 }

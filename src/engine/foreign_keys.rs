@@ -84,12 +84,6 @@ pub(super) fn define(
             format!("referenced relation \"{}\" is not a table", parent.name),
         ));
     }
-    if d.on_delete == RefAction::SetDefault || d.on_update == RefAction::SetDefault {
-        return Err(SqlError::unsupported(
-            "ON DELETE / ON UPDATE SET DEFAULT is not supported",
-            "use NO ACTION, RESTRICT, CASCADE or SET NULL",
-        ));
-    }
     let column = |t: &TableDef, name: &str| {
         t.column_index(name).ok_or_else(|| {
             SqlError::new(
@@ -175,6 +169,7 @@ pub(super) fn define(
         on_update: d.on_update,
         deferrable: d.deferrable,
         initially_deferred: d.initially_deferred,
+        validated: true,
     })
 }
 
@@ -472,7 +467,16 @@ async fn removed_keys(
                 let nulls = vec![Value::Null; fk.columns.len()];
                 follow(cx, &child, fk, &old, referencing, &nulls).await?
             }
-            RefAction::SetDefault => unreachable!("refused when defined"),
+            RefAction::SetDefault => {
+                let defaults = column_defaults(cx, &child, &fk.columns)?;
+                // Defaults equal to the key that goes would leave the rows
+                // referencing it, unchanged (PostgreSQL's ri_set re-checks).
+                if typed_key(&child, &fk.columns, &defaults) == typed_key(&child, &fk.columns, &old)
+                {
+                    return Err(still_referenced(parent, &child, fk, &old));
+                }
+                follow(cx, &child, fk, &old, referencing, &defaults).await?
+            }
         }
     }
     Ok(())
@@ -576,7 +580,43 @@ async fn cascade_delete(
     Ok(())
 }
 
-/// ON UPDATE CASCADE, SET NULL: set the referencing columns of the rows
+/// SET DEFAULT's values: each referencing column's DEFAULT (NULL where
+/// it has none), computed as an INSERT computes it. The rows then
+/// reference those values, which the check of new references looks up
+/// in turn (PostgreSQL's 23503 when no parent row holds them).
+fn column_defaults(cx: &StmtCtx<'_>, child: &TableDef, columns: &[usize]) -> SqlResult<Vec<Value>> {
+    let defaults = crate::sql::plan::compile_defaults(child)?;
+    let ecx = crate::sql::expr::EvalCtx {
+        row: None,
+        excluded: None,
+        params: &[],
+        env: cx.env.as_ref(),
+    };
+    columns
+        .iter()
+        .map(|&c| {
+            let Some(e) = &defaults[c] else {
+                return Ok(Value::Null);
+            };
+            let mut draws = Vec::new();
+            e.sequence_calls(&mut draws);
+            if !draws.is_empty() {
+                // Drawn before a statement runs (`engine::sequence`), which
+                // cannot know how many rows an action will reach.
+                return Err(SqlError::unsupported(
+                    format!(
+                        "ON DELETE / ON UPDATE SET DEFAULT of column \"{}\", whose default draws from a sequence, is not supported",
+                        child.columns[c].name
+                    ),
+                    "give the column a constant default, or use SET NULL",
+                ));
+            }
+            e.eval(&ecx)
+        })
+        .collect()
+}
+
+/// ON UPDATE CASCADE, SET NULL, SET DEFAULT: set the referencing columns of the rows
 /// still referencing the key to `to`.
 async fn follow(
     cx: &StmtCtx<'_>,

@@ -23,6 +23,7 @@ mod lock;
 mod plan_cache;
 pub(crate) mod query;
 mod read;
+mod rename;
 mod select;
 pub mod sequence;
 pub mod sweep;

@@ -50,8 +50,12 @@ pub enum AlterOp {
         column: String,
         set: bool,
     },
-    /// ADD [CONSTRAINT name] FOREIGN KEY: checked against the rows.
-    AddForeignKey(super::ddl::DeclaredForeignKey),
+    /// ADD [CONSTRAINT name] FOREIGN KEY [NOT VALID]: checked against the
+    /// rows unless NOT VALID (`validated` false).
+    AddForeignKey {
+        declared: super::ddl::DeclaredForeignKey,
+        validated: bool,
+    },
     /// ADD [CONSTRAINT name] CHECK (expr) [NOT VALID]: checked against the
     /// rows unless NOT VALID (`validated` false).
     AddCheck {
@@ -79,6 +83,13 @@ pub enum AlterOp {
     RenameColumn {
         from: String,
         to: String,
+    },
+    /// RENAME TO: the relation named (a table, a sequence or an index,
+    /// whichever ALTER names it, as in PostgreSQL) takes the name `to`;
+    /// `tag` is the statement's command word.
+    Rename {
+        to: String,
+        tag: &'static str,
     },
     /// ALTER [COLUMN] c [SET DATA] TYPE t: only changes that every stored
     /// value already satisfies (a longer varchar, text).
@@ -112,7 +123,7 @@ impl AlterOp {
             AlterOp::AddUnique { .. }
                 | AlterOp::AddPrimaryKey { .. }
                 | AlterOp::NotNull { set: true, .. }
-                | AlterOp::AddForeignKey(_)
+                | AlterOp::AddForeignKey { .. }
                 | AlterOp::AddCheck {
                     validated: true,
                     ..
@@ -176,7 +187,7 @@ fn new_column(c: &ast::ColumnDef, if_not_exists: bool) -> SqlResult<NewColumn> {
 fn unsupported(what: impl std::fmt::Display) -> SqlError {
     SqlError::unsupported(
         format!("ALTER TABLE ... {what} is not supported"),
-        "keyclaim's ALTER TABLE adds, drops and renames columns, makes varchar columns longer, adds and drops UNIQUE, FOREIGN KEY and CHECK constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
+        "keyclaim's ALTER TABLE renames tables, adds, drops and renames columns, makes varchar columns longer, adds and drops UNIQUE, FOREIGN KEY and CHECK constraints, sets and drops column defaults and NOT NULL; for anything else create a new table and copy the rows",
     )
 }
 
@@ -191,6 +202,7 @@ impl AlterTable {
 pub fn command_word(ops: &[AlterOp]) -> &'static str {
     match ops {
         [AlterOp::Comment { .. }] => "COMMENT",
+        [AlterOp::Rename { tag, .. }] => tag,
         _ => "ALTER TABLE",
     }
 }
@@ -251,12 +263,15 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
             },
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::ForeignKey(fk),
-                not_valid: false,
-            } => AlterOp::AddForeignKey(super::ddl::foreign_key(
-                fk,
-                fk.name.as_ref().map(ident),
-                fk.columns.iter().map(ident).collect(),
-            )?),
+                not_valid,
+            } => AlterOp::AddForeignKey {
+                declared: super::ddl::foreign_key(
+                    fk,
+                    fk.name.as_ref().map(ident),
+                    fk.columns.iter().map(ident).collect(),
+                )?,
+                validated: !not_valid,
+            },
             ast::AlterTableOperation::AddConstraint {
                 constraint: ast::TableConstraint::Check(c),
                 not_valid,
@@ -283,6 +298,12 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                 column: ident(&column_names[0]),
                 if_exists: *if_exists,
                 cascade: *drop_behavior == Some(ast::DropBehavior::Cascade),
+            },
+            ast::AlterTableOperation::RenameTable {
+                table_name: ast::RenameTableNameKind::To(to),
+            } => AlterOp::Rename {
+                to: table_name(to)?,
+                tag: "ALTER TABLE",
             },
             ast::AlterTableOperation::RenameColumn {
                 old_column_name,
@@ -334,6 +355,17 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
             other => return Err(unsupported(other)),
         });
     }
+    if let Some(to) = at.operations.iter().find_map(|op| match op {
+        ast::AlterTableOperation::RenameTable {
+            table_name: ast::RenameTableNameKind::To(to),
+        } if at.operations.len() > 1 => Some(to),
+        _ => None,
+    }) {
+        // PostgreSQL's grammar has RENAME TO only alone: the comma after
+        // the new name is where it stops.
+        use sqlparser::ast::Spanned;
+        return Err(SqlError::syntax("syntax error at or near \",\"").at(to.span().end));
+    }
     if ops.len() > 1 && ops.iter().any(AlterOp::checks_rows) {
         return Err(SqlError::unsupported(
             "ALTER TABLE that adds a constraint or SET NOT NULL together with other changes is not supported",
@@ -344,6 +376,18 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
         table: table_name(&at.name)?,
         if_exists: at.if_exists,
         ops,
+    })
+}
+
+/// `ALTER INDEX name RENAME TO to` (any relation, as in PostgreSQL).
+pub fn rename_index(name: &ast::ObjectName, to: &ast::ObjectName) -> SqlResult<AlterTable> {
+    Ok(AlterTable {
+        table: table_name(name)?,
+        if_exists: false,
+        ops: vec![AlterOp::Rename {
+            to: table_name(to)?,
+            tag: "ALTER INDEX",
+        }],
     })
 }
 

@@ -289,10 +289,14 @@ impl Plan {
             Plan::Truncate(_) => true,
             // The foreign keys that reference the table are renumbered
             // with it, and a serial column's sequence goes with it.
-            Plan::AlterTable(a) => a
-                .ops
-                .iter()
-                .any(|op| matches!(op, super::alter::AlterOp::DropColumn { .. })),
+            // A rename moves the definition between two names, and the
+            // foreign keys and sequences that name it follow.
+            Plan::AlterTable(a) => a.ops.iter().any(|op| {
+                matches!(
+                    op,
+                    super::alter::AlterOp::DropColumn { .. } | super::alter::AlterOp::Rename { .. }
+                )
+            }),
             _ => false,
         }
     }
@@ -456,6 +460,12 @@ impl Planner<'_> {
             Statement::AlterTable(at) => {
                 Ok(no_rows(Plan::AlterTable(super::alter::alter_table(at)?)))
             }
+            Statement::AlterIndex {
+                name,
+                operation: ast::AlterIndexOperation::RenameIndex { index_name },
+            } => Ok(no_rows(Plan::AlterTable(super::alter::rename_index(
+                name, index_name,
+            )?))),
             Statement::Comment {
                 object_type,
                 object_name,

@@ -120,3 +120,42 @@ DROP TABLE tags, comments, posts, likes, app_book, nodes;
 DROP TABLE users;
 DROP TABLE shops;
 DROP TABLE regions;
+-- ON DELETE / ON UPDATE SET DEFAULT: the referencing columns take their
+-- defaults, which must be referenced keys in turn
+CREATE TABLE owners (id int PRIMARY KEY, name text);
+INSERT INTO owners VALUES (0, 'nobody'), (1, 'a'), (2, 'b'), (3, 'c');
+CREATE TABLE pets (id int PRIMARY KEY, owner_id int DEFAULT 0 REFERENCES owners ON DELETE SET DEFAULT ON UPDATE SET DEFAULT, name text);
+INSERT INTO pets VALUES (1, 1, 'rex'), (2, 1, 'tom'), (3, 2, 'kit'), (4, NULL, 'stray');
+DELETE FROM owners WHERE id = 1;
+SELECT * FROM pets ORDER BY id;
+UPDATE owners SET id = 20 WHERE id = 2;
+SELECT * FROM pets ORDER BY id;
+-- the default's own key cannot go while referenced
+DELETE FROM owners WHERE id = 0;
+-- a default no parent row holds fails the delete, and leaves everything
+ALTER TABLE pets ALTER COLUMN owner_id SET DEFAULT 99;
+INSERT INTO pets VALUES (5, 3, 'max');
+DELETE FROM owners WHERE id = 3;
+SELECT * FROM pets ORDER BY id;
+-- no default: NULL, as SET NULL
+ALTER TABLE pets ALTER COLUMN owner_id DROP DEFAULT;
+DELETE FROM owners WHERE id = 3;
+SELECT * FROM pets ORDER BY id;
+SELECT conname, confdeltype, confupdtype, pg_get_constraintdef(oid) FROM pg_constraint WHERE conrelid = 'pets'::regclass AND contype = 'f';
+-- NOT VALID: the rows there are not checked, new ones are; VALIDATE checks them
+CREATE TABLE visits (id int PRIMARY KEY, owner_id int);
+INSERT INTO visits VALUES (1, 0), (2, 77);
+ALTER TABLE visits ADD CONSTRAINT visits_owner FOREIGN KEY (owner_id) REFERENCES owners NOT VALID;
+SELECT conname, convalidated, pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'visits_owner';
+INSERT INTO visits VALUES (3, 78);
+INSERT INTO visits VALUES (3, 0);
+DELETE FROM owners WHERE id = 0;
+ALTER TABLE visits VALIDATE CONSTRAINT visits_owner;
+SELECT conname, convalidated FROM pg_constraint WHERE conname = 'visits_owner';
+DELETE FROM visits WHERE id = 2;
+ALTER TABLE visits VALIDATE CONSTRAINT visits_owner;
+SELECT conname, convalidated, pg_get_constraintdef(oid) FROM pg_constraint WHERE conname = 'visits_owner';
+ALTER TABLE visits VALIDATE CONSTRAINT visits_owner;
+ALTER TABLE visits VALIDATE CONSTRAINT nope;
+ALTER TABLE visits VALIDATE CONSTRAINT visits_pkey;
+DROP TABLE visits, pets, owners;

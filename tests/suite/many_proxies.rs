@@ -472,3 +472,71 @@ async fn a_constraint_added_in_a_block_holds_the_table_on_every_proxy() {
     assert_eq!(b.code_of("INSERT INTO t VALUES (30, 'w')").await, "ok");
     test.cleanup().await;
 }
+
+/// A table renamed on one proxy is found under its new name on another,
+/// with its rows, its keys, the foreign keys that reference it and its
+/// storage: only the name moved.
+#[tokio::test]
+async fn a_table_renamed_elsewhere_keeps_its_rows_keys_and_references() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let (mut a, mut b) = (Proxy::new(&test), Proxy::new(&test));
+    a.run(
+        "CREATE TABLE parent (id int PRIMARY KEY, email text UNIQUE);
+         CREATE TABLE child (id int PRIMARY KEY, parent_id int REFERENCES parent);
+         INSERT INTO parent VALUES (1, 'a@x'), (2, 'b@x');
+         INSERT INTO child VALUES (10, 1)",
+    )
+    .await
+    .unwrap();
+    let storage = common::storage_of(&test.store, "parent").await;
+    tokio::time::sleep(REFRESH * 2).await;
+    assert_eq!(b.rows("SELECT id FROM parent").await.len(), 2);
+    a.run("ALTER TABLE parent RENAME TO owner").await.unwrap();
+    tokio::time::sleep(REFRESH * 2).await;
+    assert_eq!(b.code_of("SELECT * FROM parent").await, "42P01");
+    assert_eq!(
+        b.rows("SELECT id FROM owner ORDER BY id").await,
+        vec![vec![Value::Int4(1)], vec![Value::Int4(2)]]
+    );
+    assert_eq!(
+        b.code_of("INSERT INTO owner VALUES (3, 'a@x')").await,
+        "23505"
+    );
+    assert_eq!(
+        b.code_of("INSERT INTO child VALUES (11, 99)").await,
+        "23503"
+    );
+    assert_eq!(b.code_of("INSERT INTO child VALUES (11, 2)").await, "ok");
+    assert_eq!(b.code_of("DELETE FROM owner WHERE id = 1").await, "23503");
+    assert_eq!(common::storage_of(&test.store, "owner").await, storage);
+    assert_eq!(common::storage_of(&test.store, "parent").await, None);
+    test.cleanup().await;
+}
+
+/// A proxy that dies inside a block that renamed a table leaves the table
+/// under its old name with every row: the proxy that folds the aborted
+/// rename (here, by creating a table of the new name) removes nothing the
+/// old name still uses.
+#[tokio::test]
+async fn a_proxy_that_dies_inside_a_rename_leaves_the_table_whole() {
+    common::init_logging();
+    let test = TestStore::fresh().await;
+    let (mut a, mut b) = Proxy::two_with_short_lease(&test);
+    a.run(
+        "CREATE TABLE t (id int PRIMARY KEY, k text UNIQUE);
+         INSERT INTO t VALUES (1, 'x'), (2, 'y');
+         BEGIN;
+         ALTER TABLE t RENAME TO u",
+    )
+    .await
+    .unwrap();
+    a.die();
+    tokio::time::sleep(REFRESH * 2).await;
+    assert_eq!(b.rows("SELECT id FROM t").await.len(), 2);
+    b.run("CREATE TABLE u (id int PRIMARY KEY)").await.unwrap();
+    assert_eq!(b.rows("SELECT id FROM t").await.len(), 2);
+    assert_eq!(b.code_of("INSERT INTO t VALUES (3, 'x')").await, "23505");
+    assert_eq!(b.rows("SELECT id FROM u").await.len(), 0);
+    test.cleanup().await;
+}

@@ -1215,7 +1215,7 @@ fn constraint_rows(s: &Snapshot) -> Vec<Vec<Cell>> {
                 c.kind,
                 r.is_some_and(|r| r.def.deferrable),
                 r.is_some_and(|r| r.def.initially_deferred),
-                c.check.is_none_or(|k| k.validated),
+                c.check.is_none_or(|k| k.validated) && r.is_none_or(|r| r.def.validated),
                 oids::relation(c.table),
                 0u32,
                 c.index,
@@ -1633,6 +1633,9 @@ fn references_clause(r: &Reference<'_>) -> String {
     }
     if r.def.initially_deferred {
         out.push_str(" INITIALLY DEFERRED");
+    }
+    if !r.def.validated {
+        out.push_str(" NOT VALID");
     }
     out
 }
