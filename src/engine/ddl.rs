@@ -710,24 +710,26 @@ pub async fn drop_sequence(
     if_exists: bool,
 ) -> SqlResult<Executed> {
     let (dropping, notices) = to_drop(ddl, names, if_exists, true).await?;
+    let tables = ddl.catalog.all(ddl.own()).await?;
     for def in &dropping {
         let name = &def.name;
-        let Some((table, column)) = def.sequence.as_ref().and_then(|s| s.owned_by.clone()) else {
-            continue;
-        };
-        let used = ddl.lookup(&table).await?.is_some_and(|t| {
-            t.columns.iter().any(|c| {
-                c.name == column
-                    && super::sequence::owned_sequence(c).as_deref() == Some(name.as_str())
-            })
-        });
-        if used {
+        let user = tables
+            .iter()
+            .filter(|t| t.sequence.is_none())
+            .find_map(|t| {
+                t.columns
+                    .iter()
+                    .find(|c| super::sequence::drawn_sequence(c).as_deref() == Some(name.as_str()))
+                    .map(|c| (t, c))
+            });
+        if let Some((table, column)) = user {
             return Err(SqlError::new(
                 "2BP01",
                 format!("cannot drop sequence {name} because other objects depend on it"),
             )
             .with_detail(format!(
-                "default value for column {column} of table {table} depends on sequence {name}"
+                "default value for column {} of table {} depends on sequence {name}",
+                column.name, table.name
             ))
             .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
         }

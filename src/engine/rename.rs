@@ -14,10 +14,8 @@
 
 use std::sync::Arc;
 
-use sqlparser::ast;
-
 use super::ddl::{self, command, notice, Ddl};
-use super::sequence::{owned_sequence, relation_name};
+use super::sequence::{drawn_sequence, owned_sequence};
 use super::Executed;
 use crate::catalog::TableDef;
 use crate::error::{sqlstate, SqlError, SqlResult};
@@ -170,7 +168,7 @@ async fn rename_sequence(ddl: &Ddl<'_>, seq: &TableDef, to: &str) -> SqlResult<(
     move_entry(ddl, from, moved).await?;
     let tables = ddl.catalog.all(ddl.open.map(|o| o.id)).await?;
     for t in tables.iter().filter(|t| t.sequence.is_none()) {
-        let draws = |c: &crate::catalog::ColumnDef| draws_from(c).as_deref() == Some(from);
+        let draws = |c: &crate::catalog::ColumnDef| drawn_sequence(c).as_deref() == Some(from);
         if !t.columns.iter().any(draws) {
             continue;
         }
@@ -185,40 +183,6 @@ async fn rename_sequence(ddl: &Ddl<'_>, seq: &TableDef, to: &str) -> SqlResult<(
         .await?;
     }
     Ok(())
-}
-
-/// The sequence a column's default draws from, when the default is a
-/// `nextval` of a sequence named by a constant (what serial and identity
-/// columns, and ORMs' defaults, are).
-fn draws_from(c: &crate::catalog::ColumnDef) -> Option<String> {
-    if let Some(seq) = owned_sequence(c) {
-        return Some(seq);
-    }
-    let text = c.default.as_deref()?;
-    let expr = crate::sql::parse_expr(text).ok()?;
-    let ast::Expr::Function(f) = expr else {
-        return None;
-    };
-    if !f.name.to_string().eq_ignore_ascii_case("nextval") {
-        return None;
-    }
-    let ast::FunctionArguments::List(list) = &f.args else {
-        return None;
-    };
-    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
-        return None;
-    };
-    let mut arg = arg;
-    while let ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) = arg {
-        arg = expr;
-    }
-    match arg {
-        ast::Expr::Value(v) => match &v.value {
-            ast::Value::SingleQuotedString(s) => relation_name(s).ok(),
-            _ => None,
-        },
-        _ => None,
-    }
 }
 
 /// An index of `table`: renamed where the definition names it (the

@@ -17,6 +17,7 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
+use sqlparser::ast;
 use uuid::Uuid;
 
 use crate::catalog::{store_error, Catalog, SequenceDef, TableDef, COUNTER_PREFIX};
@@ -483,6 +484,40 @@ pub fn owned_sequence(col: &crate::catalog::ColumnDef) -> Option<String> {
     let d = col.default.as_deref()?;
     let inner = d.strip_prefix("nextval('")?.strip_suffix("'::regclass)")?;
     relation_name(&inner.replace("''", "'")).ok()
+}
+
+/// The sequence a column's default draws from, when the default is a
+/// `nextval` of a sequence named by a constant (what serial and identity
+/// columns, and ORMs' defaults, are).
+pub fn drawn_sequence(c: &crate::catalog::ColumnDef) -> Option<String> {
+    if let Some(seq) = owned_sequence(c) {
+        return Some(seq);
+    }
+    let text = c.default.as_deref()?;
+    let expr = crate::sql::parse_expr(text).ok()?;
+    let ast::Expr::Function(f) = expr else {
+        return None;
+    };
+    if !f.name.to_string().eq_ignore_ascii_case("nextval") {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
+        return None;
+    };
+    let mut arg = arg;
+    while let ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) = arg {
+        arg = expr;
+    }
+    match arg {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => relation_name(s).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// Before a statement evaluates anything: draw the values its nextval calls

@@ -122,3 +122,15 @@ INSERT INTO ov (id, a) OVERRIDING SYSTEM VALUE VALUES (10, 'dup');
 SELECT * FROM ov ORDER BY id;
 SELECT * FROM ovd ORDER BY id;
 DROP TABLE ov, ovd;
+-- a sequence a default draws from cannot go: owned (its column renamed
+-- since) or not
+CREATE TABLE dep (id serial PRIMARY KEY, n int);
+ALTER TABLE dep RENAME COLUMN id TO dep_id;
+DROP SEQUENCE dep_id_seq;
+CREATE SEQUENCE shared_seq;
+ALTER TABLE dep ALTER COLUMN n SET DEFAULT nextval('shared_seq');
+DROP SEQUENCE shared_seq;
+INSERT INTO dep DEFAULT VALUES RETURNING *;
+ALTER TABLE dep ALTER COLUMN n DROP DEFAULT;
+DROP SEQUENCE shared_seq;
+DROP TABLE dep;
