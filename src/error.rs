@@ -36,6 +36,7 @@ pub mod sqlstate {
     pub const INVALID_DATETIME_FORMAT: &str = "22007";
     pub const DATETIME_FIELD_OVERFLOW: &str = "22008";
     pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
     pub const INVALID_ROW_COUNT_IN_LIMIT: &str = "2201W";
     pub const INVALID_ROW_COUNT_IN_OFFSET: &str = "2201X";
     pub const CARDINALITY_VIOLATION: &str = "21000";

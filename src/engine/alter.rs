@@ -41,10 +41,31 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
         }
         return Err(SqlError::undefined_table(name));
     };
+    // OWNER TO, which pg_dump writes after each relation: the owner is the
+    // connected user already, and there is no other role.
+    for op in &plan.ops {
+        if let AlterOp::Owner { role: Some(r) } = op {
+            if *r != env.user() {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("role \"{r}\" does not exist"),
+                ));
+            }
+        }
+    }
+    let ops: Vec<AlterOp> = plan
+        .ops
+        .iter()
+        .filter(|op| !matches!(op, AlterOp::Owner { .. }))
+        .cloned()
+        .collect();
+    if ops.is_empty() {
+        return Ok(command("ALTER TABLE", Vec::new()));
+    }
     if table.sequence.is_some() {
         return Err(SqlError::new("42809", format!("\"{name}\" is not a table")));
     }
-    let changes_columns = plan.ops.iter().any(|op| {
+    let changes_columns = ops.iter().any(|op| {
         matches!(
             op,
             AlterOp::AddColumn(_)
@@ -60,7 +81,7 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
             "change the CQL table and its [[store.adopt]] entry, then restart the proxies",
         ));
     }
-    match plan.ops.as_slice() {
+    match ops.as_slice() {
         [AlterOp::AddUnique {
             name: given,
             columns,
@@ -87,6 +108,15 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
             if_exists,
             cascade,
         }] => columns::drop_column(ddl, &table, column, *if_exists, *cascade).await,
+        [AlterOp::AddIdentity {
+            column,
+            identity,
+            sequence,
+            options,
+        }] => {
+            columns::add_identity(ddl, &table, column, *identity, sequence.as_deref(), options)
+                .await
+        }
         ops => change_definition(ddl, &table, ops).await,
     }
 }
@@ -223,12 +253,20 @@ async fn change_definition(
                 | AlterOp::Validate { .. }
                 | AlterOp::AddColumn(_)
                 | AlterOp::DropColumn { .. }
+                | AlterOp::Owner { .. }
+                | AlterOp::AddIdentity { .. }
                 | AlterOp::Rename { .. } => unreachable!("planned to run alone"),
             }
         }
         Ok(Some(next))
     })
     .await?;
+    // A renamed column's sequence names it as its owner anew.
+    for op in ops {
+        if let AlterOp::RenameColumn { from, to } = op {
+            follow_renamed_column(ddl, table, from, to).await?;
+        }
+    }
     // A dropped constraint's claims go now; in a block, once it commits.
     if ddl.open.is_none() {
         for u in dropped {
@@ -236,6 +274,30 @@ async fn change_definition(
         }
     }
     Ok(command(crate::sql::alter::command_word(ops), notices))
+}
+
+/// The sequence column `from` of `table` owned (OWNED BY), owned by the
+/// column under its new name `to`.
+async fn follow_renamed_column(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    from: &str,
+    to: &str,
+) -> SqlResult<()> {
+    let Some(i) = table.column_index(from) else {
+        return Ok(());
+    };
+    for seq in ddl.owned_sequences(table, std::iter::once(i)).await? {
+        ddl.change(&seq, |current| {
+            let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&seq))?);
+            if let Some(owner) = next.sequence.as_mut().and_then(|s| s.owned_by.as_mut()) {
+                owner.1 = to.to_owned();
+            }
+            Ok(Some(next))
+        })
+        .await?;
+    }
+    Ok(())
 }
 
 /// ADD [CONSTRAINT name] UNIQUE (cols): built as CREATE UNIQUE INDEX builds.

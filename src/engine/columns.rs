@@ -58,7 +58,7 @@ pub async fn add_column(
         name: new.name.clone(),
         ty: new.ty.clone(),
         not_null: new.not_null,
-        default: new.default.as_ref().map(ToString::to_string),
+        default: new.default.as_ref().map(crate::sql::ddl::default_text),
         identity: None,
         hidden: false,
         comment: None,
@@ -292,7 +292,7 @@ pub async fn drop_column(
         .with_detail(detail.join("\n"))
         .with_hint("Use DROP ... CASCADE to drop the dependent objects too."));
     }
-    let owned = super::sequence::owned_sequence(&table.columns[i]);
+    let owned = ddl.owned_sequences(table, std::iter::once(i)).await?.pop();
     ddl.change(&table.name, |current| {
         let mut next =
             TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
@@ -459,4 +459,63 @@ pub fn set_type(next: &mut TableDef, column: &str, ty: &SqlType) -> SqlResult<()
     }
     next.columns[i].ty = ty.clone();
     Ok(())
+}
+
+/// ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY: a sequence owned by
+/// the column (named `sequence`, or as PostgreSQL chooses) is made, then
+/// the column draws from it, both in the statement's transaction.
+pub async fn add_identity(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    column: &str,
+    identity: crate::catalog::Identity,
+    sequence: Option<&str>,
+    options: &crate::catalog::sequence::Options,
+) -> SqlResult<Executed> {
+    let i = column_of(table, column)?;
+    let c = &table.columns[i];
+    let refuse = |what: &str| {
+        SqlError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!("column \"{column}\" of relation \"{}\" {what}", table.name),
+        )
+    };
+    if c.identity.is_some() {
+        return Err(refuse("is already an identity column"));
+    }
+    if c.default.is_some() {
+        return Err(refuse("already has a default value"));
+    }
+    if !c.not_null {
+        return Err(refuse(
+            "must be declared NOT NULL before identity can be added",
+        ));
+    }
+    if !matches!(c.ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8) {
+        return Err(SqlError::new(
+            sqlstate::INVALID_PARAMETER_VALUE,
+            "identity column type must be smallint, integer, or bigint",
+        ));
+    }
+    let name = match sequence {
+        Some(s) => s.to_owned(),
+        None => ddl.free_name(&table.name, column, "seq").await?,
+    };
+    let mut def = crate::catalog::sequence::Options {
+        ty: Some(c.ty.clone()),
+        ..options.clone()
+    }
+    .define()?;
+    def.owned_by = Some((table.name.clone(), column.to_owned()));
+    ddl::create_all(ddl, &[ddl::sequence_relation(&name, &def)]).await?;
+    ddl.change(&table.name, |current| {
+        let mut next =
+            TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+        let i = column_of(&next, column)?;
+        next.columns[i].identity = Some(identity);
+        next.columns[i].default = Some(crate::sql::ddl::nextval_default(&name));
+        Ok(Some(next))
+    })
+    .await?;
+    Ok(command("ALTER TABLE", Vec::new()))
 }

@@ -165,9 +165,40 @@ impl Ddl<'_> {
         checked
     }
 
+    /// The sequences `table`'s columns own: each one a column's default
+    /// draws from whose OWNED BY names that table and column (serial and
+    /// identity columns, or `ALTER SEQUENCE ... OWNED BY`). A sequence a
+    /// default merely names stays with its owner, as in PostgreSQL.
+    pub(super) async fn owned_sequences(
+        &self,
+        table: &TableDef,
+        columns: impl Iterator<Item = usize>,
+    ) -> SqlResult<Vec<String>> {
+        let mut out = Vec::new();
+        for i in columns {
+            let column = &table.columns[i];
+            let Some(seq) = super::sequence::drawn_sequence(column) else {
+                continue;
+            };
+            let owner = self
+                .lookup(&seq)
+                .await?
+                .and_then(|d| d.sequence.as_ref().and_then(|s| s.owned_by.clone()));
+            if owner == Some((table.name.clone(), column.name.clone())) && !out.contains(&seq) {
+                out.push(seq);
+            }
+        }
+        Ok(out)
+    }
+
     /// A relation name for `table`'s `column` with `label` that no relation
     /// this transaction sees has (PostgreSQL's ChooseRelationName).
-    async fn free_name(&self, table: &str, column: &str, label: &str) -> SqlResult<String> {
+    pub(super) async fn free_name(
+        &self,
+        table: &str,
+        column: &str,
+        label: &str,
+    ) -> SqlResult<String> {
         let mut pass = 0;
         loop {
             let name = naming::candidate(table, column, label, pass);
@@ -622,7 +653,7 @@ pub(super) async fn point_back_all(ddl: &Ddl<'_>, def: &TableDef) -> SqlResult<(
 }
 
 /// Sequence relation `name` for `def`, with a fresh counter.
-fn sequence_relation(name: &str, def: &SequenceDef) -> TableDef {
+pub(super) fn sequence_relation(name: &str, def: &SequenceDef) -> TableDef {
     let mut seq = def.clone();
     seq.counter = storage_id("seq");
     TableDef {
@@ -634,7 +665,7 @@ fn sequence_relation(name: &str, def: &SequenceDef) -> TableDef {
 }
 
 /// Create each relation in `defs` (42P07 if a name is taken).
-async fn create_all(ddl: &Ddl<'_>, defs: &[TableDef]) -> SqlResult<()> {
+pub(super) async fn create_all(ddl: &Ddl<'_>, defs: &[TableDef]) -> SqlResult<()> {
     for def in defs {
         ddl.change(&def.name, |current| match current {
             Some(_) => Err(exists(&def.name)),
@@ -810,14 +841,10 @@ fn exists(name: &str) -> SqlError {
 
 pub async fn drop_table(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> SqlResult<Executed> {
     let (dropping, notices) = to_drop(ddl, names, if_exists, false).await?;
-    let owned: Vec<String> = dropping
-        .iter()
-        .flat_map(|def| {
-            def.columns
-                .iter()
-                .filter_map(super::sequence::owned_sequence)
-        })
-        .collect();
+    let mut owned: Vec<String> = Vec::new();
+    for def in &dropping {
+        owned.extend(ddl.owned_sequences(def, 0..def.columns.len()).await?);
+    }
     for def in &dropping {
         let dropped = drop_relation(ddl, &def.name).await?;
         // Checked once its drop is pending, against the pointers of the

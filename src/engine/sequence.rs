@@ -17,7 +17,6 @@ use std::sync::Arc;
 
 use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
-use sqlparser::ast;
 use uuid::Uuid;
 
 use crate::catalog::{store_error, Catalog, SequenceDef, TableDef, COUNTER_PREFIX};
@@ -108,9 +107,14 @@ impl super::Engine {
         &self,
         alter: &AlterSequence,
         block: crate::txn::Block,
+        open: Option<&crate::txn::OpenTxn>,
     ) -> SqlResult<Vec<Notice>> {
         let at = match &alter.change {
             Change::Restart(at) => *at,
+            Change::OwnedBy(owner) => {
+                let ddl = self.ddl(open, None, crate::claims::now_ms());
+                return own_sequence(&ddl, alter, owner.as_ref()).await;
+            }
             Change::Unsupported(what) => {
                 return Err(SqlError::unsupported(
                     format!("ALTER SEQUENCE ... {what} is not supported"),
@@ -163,6 +167,55 @@ impl super::Engine {
         self.inner.sequences.set(name, seq, value, false).await?;
         Ok(Vec::new())
     }
+}
+
+/// ALTER SEQUENCE ... OWNED BY: the sequence goes with that column's table
+/// (DROP TABLE, DROP COLUMN), or with nothing (NONE). A catalog change, so
+/// it rolls back with its block.
+async fn own_sequence(
+    ddl: &super::ddl::Ddl<'_>,
+    alter: &AlterSequence,
+    owner: Option<&(String, String)>,
+) -> SqlResult<Vec<Notice>> {
+    let name = &alter.name;
+    match ddl.lookup(name).await? {
+        None if alter.if_exists => {
+            return Ok(vec![super::ddl::notice(
+                "00000",
+                format!("relation \"{name}\" does not exist, skipping"),
+            )])
+        }
+        None => return Err(SqlError::undefined_table(name)),
+        Some(def) if def.sequence.is_none() => {
+            return Err(SqlError::new(
+                "42809",
+                format!("\"{name}\" is not a sequence"),
+            ))
+        }
+        Some(_) => {}
+    }
+    if let Some((table, column)) = owner {
+        let t = ddl
+            .lookup(table)
+            .await?
+            .ok_or_else(|| SqlError::undefined_table(table))?;
+        if t.sequence.is_some() {
+            return Err(SqlError::new(
+                "42809",
+                format!("referenced relation \"{table}\" is not a table or foreign table"),
+            ));
+        }
+        super::alter::column_of(&t, column)?;
+    }
+    ddl.change(name, |current| {
+        let mut next = TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(name))?);
+        if let Some(s) = next.sequence.as_mut() {
+            s.owned_by = owner.cloned();
+        }
+        Ok(Some(next))
+    })
+    .await?;
+    Ok(Vec::new())
 }
 
 /// What `SELECT * FROM` a sequence shows: PostgreSQL's `last_value` and
@@ -458,9 +511,14 @@ async fn resolve(
 }
 
 /// What `pg_get_serial_sequence` answers once the table is found: the
-/// qualified name of the sequence `column` draws from, None when it draws
-/// from none; 42703 when the table has no such column.
-pub fn serial_sequence(def: &TableDef, column: &str) -> SqlResult<Option<String>> {
+/// qualified name of the sequence `column` draws from and that is owned by
+/// it (`sequence` finds a sequence's definition by name), None when there
+/// is none; 42703 when the table has no such column.
+pub fn serial_sequence(
+    def: &TableDef,
+    column: &str,
+    sequence: impl FnOnce(&str) -> Option<Arc<TableDef>>,
+) -> SqlResult<Option<String>> {
     let col = def
         .columns
         .iter()
@@ -474,8 +532,12 @@ pub fn serial_sequence(def: &TableDef, column: &str) -> SqlResult<Option<String>
                 ),
             )
         })?;
-    Ok(owned_sequence(col)
-        .map(|seq| format!("public.{}", crate::catalog::naming::quote_ident(&seq))))
+    let Some(seq) = drawn_sequence(col) else {
+        return Ok(None);
+    };
+    let owner = sequence(&seq).and_then(|d| d.sequence.as_ref().and_then(|s| s.owned_by.clone()));
+    let owned = owner == Some((def.name.clone(), col.name.clone()));
+    Ok(owned.then(|| format!("public.{}", crate::catalog::naming::quote_ident(&seq))))
 }
 
 /// The sequence a serial or identity column draws from: the one its
@@ -493,31 +555,8 @@ pub fn drawn_sequence(c: &crate::catalog::ColumnDef) -> Option<String> {
     if let Some(seq) = owned_sequence(c) {
         return Some(seq);
     }
-    let text = c.default.as_deref()?;
-    let expr = crate::sql::parse_expr(text).ok()?;
-    let ast::Expr::Function(f) = expr else {
-        return None;
-    };
-    if !f.name.to_string().eq_ignore_ascii_case("nextval") {
-        return None;
-    }
-    let ast::FunctionArguments::List(list) = &f.args else {
-        return None;
-    };
-    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
-        return None;
-    };
-    let mut arg = arg;
-    while let ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) = arg {
-        arg = expr;
-    }
-    match arg {
-        ast::Expr::Value(v) => match &v.value {
-            ast::Value::SingleQuotedString(s) => relation_name(s).ok(),
-            _ => None,
-        },
-        _ => None,
-    }
+    let expr = crate::sql::parse_expr(c.default.as_deref()?).ok()?;
+    crate::sql::ddl::nextval_of(&expr)
 }
 
 /// Before a statement evaluates anything: draw the values its nextval calls
@@ -583,7 +622,17 @@ pub async fn prepare(
                     .lookup(&name, own)
                     .await?
                     .ok_or_else(|| located(SqlError::undefined_table(&name), &args[0]))?;
-                let answer = serial_sequence(&def, &column)?.map_or(Value::Null, Value::Text);
+                let drawn = def
+                    .columns
+                    .iter()
+                    .find(|c| c.name == column)
+                    .and_then(drawn_sequence);
+                let seq = match drawn {
+                    Some(seq) => catalog.lookup(&seq, own).await?,
+                    None => None,
+                };
+                let answer =
+                    serial_sequence(&def, &column, |_| seq)?.map_or(Value::Null, Value::Text);
                 into.serials.insert((table, column), answer);
             }
         }

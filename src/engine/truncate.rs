@@ -32,10 +32,11 @@ pub async fn truncate(ddl: &Ddl<'_>, plan: &Truncate) -> SqlResult<Executed> {
         empty(ddl, t).await?;
     }
     if plan.restart_identity {
-        for seq in tables
-            .iter()
-            .flat_map(|t| t.columns.iter().filter_map(super::sequence::owned_sequence))
-        {
+        let mut owned = Vec::new();
+        for t in &tables {
+            owned.extend(ddl.owned_sequences(t, 0..t.columns.len()).await?);
+        }
+        for seq in owned {
             ddl.change(&seq, |current| {
                 let mut next =
                     TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&seq))?);

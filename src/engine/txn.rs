@@ -138,7 +138,9 @@ impl Engine {
                 }
             }
             (Utility::AlterSequence(alter), block) => {
-                let skipped = self.alter_sequence(alter, block).await?;
+                let skipped = self
+                    .alter_sequence(alter, block, session.open.as_ref())
+                    .await?;
                 let mut done = utility::execute(session, utility)?;
                 done.notices.extend(skipped);
                 return Ok(done);

@@ -126,6 +126,13 @@ pub static GUCS: &[Guc] = &[
         description: "Sets the output format for bytea.",
     },
     Guc {
+        name: "check_function_bodies",
+        default: "on",
+        kind: Kind::Bool,
+        report: false,
+        description: "Check routine bodies during CREATE FUNCTION and CREATE PROCEDURE.",
+    },
+    Guc {
         name: "client_encoding",
         default: "UTF8",
         kind: Kind::Encoding,
@@ -158,6 +165,16 @@ pub static GUCS: &[Guc] = &[
         },
         report: false,
         description: "Sets the default table access method for new tables.",
+    },
+    Guc {
+        name: "default_tablespace",
+        default: "",
+        kind: Kind::Choice {
+            all: &[""],
+            supported: &[""],
+        },
+        report: false,
+        description: "Sets the default tablespace to create tables and indexes in.",
     },
     Guc {
         name: "default_transaction_isolation",
@@ -345,6 +362,16 @@ pub static GUCS: &[Guc] = &[
         },
         report: false,
         description: "Sets the current transaction's read-only status.",
+    },
+    Guc {
+        name: "xmloption",
+        default: "content",
+        kind: Kind::Choice {
+            all: &["content", "document"],
+            supported: &["content", "document"],
+        },
+        report: false,
+        description: "Sets whether XML data in implicit parsing and serialization operations is to be considered as documents or content fragments.",
     },
 ];
 

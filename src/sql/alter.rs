@@ -84,6 +84,20 @@ pub enum AlterOp {
         from: String,
         to: String,
     },
+    /// OWNER TO role: keyclaim has one role, the connected user, which owns
+    /// everything; None names the current user (CURRENT_USER, ...).
+    Owner {
+        role: Option<String>,
+    },
+    /// ALTER [COLUMN] c ADD GENERATED {ALWAYS | BY DEFAULT} AS IDENTITY
+    /// [(options)]: a sequence is made for it (named `sequence`, as
+    /// pg_dump names it, or as PostgreSQL chooses), which it draws from.
+    AddIdentity {
+        column: String,
+        identity: crate::catalog::Identity,
+        sequence: Option<String>,
+        options: crate::catalog::sequence::Options,
+    },
     /// RENAME TO: the relation named (a table, a sequence or an index,
     /// whichever ALTER names it, as in PostgreSQL) takes the name `to`;
     /// `tag` is the statement's command word.
@@ -131,6 +145,7 @@ impl AlterOp {
                 | AlterOp::Validate { .. }
                 | AlterOp::AddColumn(_)
                 | AlterOp::DropColumn { .. }
+                | AlterOp::AddIdentity { .. }
         )
     }
 }
@@ -299,6 +314,12 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                 if_exists: *if_exists,
                 cascade: *drop_behavior == Some(ast::DropBehavior::Cascade),
             },
+            ast::AlterTableOperation::OwnerTo { new_owner } => AlterOp::Owner {
+                role: match new_owner {
+                    ast::Owner::Ident(i) => Some(ident(i)),
+                    _ => None,
+                },
+            },
             ast::AlterTableOperation::RenameTable {
                 table_name: ast::RenameTableNameKind::To(to),
             } => AlterOp::Rename {
@@ -327,7 +348,7 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                         check_default(value)?;
                         AlterOp::Default {
                             column,
-                            default: Some(value.to_string()),
+                            default: Some(super::ddl::default_text(value)),
                         }
                     }
                     ast::AlterColumnOperation::DropDefault => AlterOp::Default {
@@ -344,6 +365,33 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                         AlterOp::SetType {
                             column,
                             ty: SqlType::from_ast(data_type)?,
+                        }
+                    }
+                    ast::AlterColumnOperation::AddGenerated {
+                        generated_as,
+                        sequence_options,
+                    } => {
+                        let (column, sequence) =
+                            match column.split_once(super::sequence_options::SEQUENCE_NAME_MARK) {
+                                Some((c, s)) => (
+                                    c.to_owned(),
+                                    Some(crate::engine::sequence::relation_name(s)?),
+                                ),
+                                None => (column, None),
+                            };
+                        AlterOp::AddIdentity {
+                            column,
+                            identity: match generated_as {
+                                Some(ast::GeneratedAs::ByDefault) => {
+                                    crate::catalog::Identity::ByDefault
+                                }
+                                _ => crate::catalog::Identity::Always,
+                            },
+                            sequence,
+                            options: super::ddl::sequence_options(
+                                None,
+                                sequence_options.as_deref().unwrap_or(&[]),
+                            )?,
                         }
                     }
                     ast::AlterColumnOperation::DropNotNull => {

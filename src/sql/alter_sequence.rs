@@ -4,9 +4,10 @@
 //! given, and the change; [`plan`] reads it back.
 //!
 //! keyclaim runs `RESTART [[WITH] n]` (what test fixtures and data loads
-//! send; the counter is set as `setval(name, n, false)` sets it). Other
-//! changes (INCREMENT, MINVALUE, MAXVALUE, START, CACHE, CYCLE, OWNED BY,
-//! AS, RENAME, ...) answer 0A000 with a hint.
+//! send; the counter is set as `setval(name, n, false)` sets it) and
+//! `OWNED BY` (what pg_dump writes). Other changes (INCREMENT, MINVALUE,
+//! MAXVALUE, START, CACHE, CYCLE, AS, RENAME, ...) answer 0A000 with a
+//! hint.
 
 use sqlparser::ast::Expr;
 use sqlparser::tokenizer::{Token, TokenWithSpan};
@@ -30,6 +31,10 @@ pub struct AlterSequence {
 pub enum Change {
     /// RESTART: at the sequence's start value, or at `n`.
     Restart(Option<i64>),
+    /// OWNED BY table.column (dropped with the table, as a serial
+    /// column's sequence is), or OWNED BY NONE: what pg_dump writes after
+    /// a serial column's sequence.
+    OwnedBy(Option<(String, String)>),
     /// Anything else, as written (for the error).
     Unsupported(String),
 }
@@ -67,6 +72,10 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
         [r, w, Token::Number(v, _)] if is_word(r, "restart") && is_word(w, "with") => {
             vec!["restart".to_owned(), v.clone()]
         }
+        [o, b, owner @ ..] if is_word(o, "owned") && is_word(b, "by") && !owner.is_empty() => vec![
+            "owned_by".to_owned(),
+            owner.iter().map(|t| t.to_string()).collect::<String>(),
+        ],
         other => vec![
             "unsupported".to_owned(),
             other
@@ -92,6 +101,22 @@ pub fn plan(values: &[Expr]) -> SqlResult<AlterSequence> {
                 format!("value \"{n}\" is out of range for type bigint"),
             )
         })?)),
+        [_, _, "owned_by", owner] if owner.eq_ignore_ascii_case("none") => Change::OwnedBy(None),
+        [_, _, "owned_by", owner] => {
+            let parts = crate::catalog::naming::split_qualified(owner)?;
+            match parts.as_slice() {
+                [table, column] => Change::OwnedBy(Some((table.clone(), column.clone()))),
+                [schema, table, column] if schema == "public" => {
+                    Change::OwnedBy(Some((table.clone(), column.clone())))
+                }
+                _ => {
+                    return Err(
+                        SqlError::syntax(format!("invalid OWNED BY option: {owner}"))
+                            .with_hint("Specify OWNED BY table.column or OWNED BY NONE."),
+                    )
+                }
+            }
+        }
         [_, _, "unsupported", what] => Change::Unsupported((*what).to_owned()),
         _ => return Err(SqlError::internal("ALTER SEQUENCE without a change")),
     };

@@ -383,6 +383,19 @@ impl Printer<'_> {
                     self.pretty && matches!(parent, Parent::Bool(_) | Parent::Top),
                 )
             }
+            // A string constant cast to a type (pg_dump writes its CHECKs
+            // so): the type as PostgreSQL names it, `''::text`.
+            E::Cast {
+                kind: ast::CastKind::DoubleColon,
+                expr: inner,
+                data_type,
+                ..
+            } if matches!(&**inner, E::Value(v) if matches!(v.value, ast::Value::SingleQuotedString(_))) => {
+                match SqlType::from_ast(data_type) {
+                    Ok(ty) => format!("{inner}::{}", ty.pg_name()),
+                    Err(_) => e.to_string(),
+                }
+            }
             other => other.to_string(),
         }
     }

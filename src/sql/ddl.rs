@@ -109,6 +109,45 @@ pub struct CreateSequence {
 }
 
 /// What a serial or identity column's default says: PostgreSQL's text.
+/// The sequence `e` draws from when it is `nextval` of a constant name
+/// (`nextval('public.t_id_seq'::regclass)`, as pg_dump writes it).
+pub fn nextval_of(e: &ast::Expr) -> Option<String> {
+    let ast::Expr::Function(f) = e else {
+        return None;
+    };
+    let name = f.name.to_string().to_ascii_lowercase();
+    if name != "nextval" && name != "pg_catalog.nextval" {
+        return None;
+    }
+    let ast::FunctionArguments::List(list) = &f.args else {
+        return None;
+    };
+    let [ast::FunctionArg::Unnamed(ast::FunctionArgExpr::Expr(arg))] = list.args.as_slice() else {
+        return None;
+    };
+    let mut arg = arg;
+    while let ast::Expr::Cast { expr, .. } | ast::Expr::Nested(expr) = arg {
+        arg = expr;
+    }
+    match arg {
+        ast::Expr::Value(v) => match &v.value {
+            ast::Value::SingleQuotedString(s) => crate::engine::sequence::relation_name(s).ok(),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A column DEFAULT as the catalog keeps it: as written, except that a
+/// `nextval` of a constant name takes the form PostgreSQL shows
+/// (`nextval('t_id_seq'::regclass)`), the one serial columns have.
+pub fn default_text(e: &ast::Expr) -> String {
+    match nextval_of(e) {
+        Some(seq) => nextval_default(&seq),
+        None => e.to_string(),
+    }
+}
+
 pub fn nextval_default(sequence: &str) -> String {
     format!(
         "nextval('{}'::regclass)",
@@ -317,7 +356,7 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
                         return Err(default_clash("both default and identity", &cname, &name));
                     }
                     check_default(e)?;
-                    def.default = Some(e.to_string());
+                    def.default = Some(default_text(e));
                 }
                 ast::ColumnOption::Generated {
                     generated_as,

@@ -294,7 +294,10 @@ impl Plan {
             Plan::AlterTable(a) => a.ops.iter().any(|op| {
                 matches!(
                     op,
-                    super::alter::AlterOp::DropColumn { .. } | super::alter::AlterOp::Rename { .. }
+                    super::alter::AlterOp::DropColumn { .. }
+                        | super::alter::AlterOp::Rename { .. }
+                        | super::alter::AlterOp::RenameColumn { .. }
+                        | super::alter::AlterOp::AddIdentity { .. }
                 )
             }),
             _ => false,

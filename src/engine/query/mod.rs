@@ -179,7 +179,11 @@ fn reads_system(q: &ast::Query) -> bool {
     ast::visit_expressions(q, |e| {
         let system = match e {
             ast::Expr::Function(f) => match parts(&f.name).as_slice() {
-                [schema, _] if schema == "pg_catalog" => true,
+                // set_config changes the session, which only the fast
+                // path can do (pg_dump's scripts call it qualified).
+                [schema, name] if schema == "pg_catalog" => {
+                    !matches!(Func::named(name), Some(Func::SetConfig))
+                }
                 [name] => system::is_system_function(name) && Func::named(name).is_none(),
                 _ => false,
             },

@@ -588,7 +588,10 @@ const SPECS: &[Spec] = &[
             let t = s
                 .named(&name)
                 .ok_or_else(|| SqlError::undefined_table(&name))?;
-            Ok(text(crate::engine::sequence::serial_sequence(t, &column)?))
+            let sequence = |seq: &str| s.named(seq).cloned().map(Arc::new);
+            Ok(text(crate::engine::sequence::serial_sequence(
+                t, &column, sequence,
+            )?))
         },
     },
 ];
