@@ -56,6 +56,34 @@ impl Predicate {
         Ok(Predicate(conditions))
     }
 
+    /// Whether `given` (an ON CONFLICT inference clause's WHERE) implies
+    /// it: each of its conditions is one of the conditions `given` joins
+    /// by AND (a conjunct it cannot read implies nothing, and is no
+    /// obstacle either), as PostgreSQL's inference proves it.
+    pub fn implied_by(&self, table: &TableDef, given: &ast::Expr) -> bool {
+        let mut conjuncts = vec![given];
+        let mut known = Vec::new();
+        while let Some(e) = conjuncts.pop() {
+            match e {
+                ast::Expr::Nested(inner) => conjuncts.push(inner),
+                ast::Expr::BinaryOp {
+                    left,
+                    op: ast::BinaryOperator::And,
+                    right,
+                } => {
+                    conjuncts.push(left);
+                    conjuncts.push(right);
+                }
+                other => {
+                    if let Ok(p) = Predicate::declare(table, other) {
+                        known.extend(p.0);
+                    }
+                }
+            }
+        }
+        self.0.iter().all(|c| known.contains(c))
+    }
+
     /// Whether a row with `values` is covered: every condition is true
     /// (a NULL makes a comparison unknown, which covers nothing).
     pub fn covers(&self, values: &[Value]) -> bool {

@@ -3,6 +3,7 @@
 pub mod alter;
 pub mod alter_sequence;
 pub mod check;
+pub mod conflict_where;
 pub mod copy;
 pub mod ddl;
 pub mod expr;
@@ -49,7 +50,8 @@ fn rewrite(
     let tokens = time_zone::rewrite(locking::rewrite(tokens));
     let tokens = set_constraints::rewrite(sequence_options::rewrite(tokens));
     let tokens = alter_sequence::rewrite(maintenance::rewrite(tokens));
-    copy::rewrite(fetch::rewrite(overriding::rewrite(tokens)))
+    let tokens = overriding::rewrite(conflict_where::rewrite(tokens));
+    copy::rewrite(fetch::rewrite(tokens))
 }
 
 /// Each statement of a query string (its tokens up to and including a

@@ -10,7 +10,7 @@ use super::check::Checks;
 use super::expr::{BinOp, Compiler, Expr, Func, Params, Scope};
 use super::locking::{self, LockStrength, LockWait};
 use super::overriding::Overriding;
-use crate::catalog::{Identity, TableDef};
+use crate::catalog::{Identity, TableDef, UniqueDef};
 use crate::engine::Column;
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::types::SqlType;
@@ -877,7 +877,10 @@ impl Planner<'_> {
         let checks = Checks::compile(&t)?;
         let on_conflict = match &ins.on {
             None => None,
-            Some(ast::OnInsert::OnConflict(oc)) => Some(self.on_conflict(&t, oc)?),
+            Some(ast::OnInsert::OnConflict(oc)) => {
+                let inferred_where = super::conflict_where::of(ins);
+                Some(self.on_conflict(&t, oc, inferred_where)?)
+            }
             Some(_) => return Err(unsupported_statement()),
         };
         let qualifier = Some(name.clone());
@@ -951,7 +954,20 @@ impl Planner<'_> {
         Ok(rows)
     }
 
-    fn on_conflict(&mut self, t: &Arc<TableDef>, oc: &ast::OnConflict) -> SqlResult<OnConflict> {
+    fn on_conflict(
+        &mut self,
+        t: &Arc<TableDef>,
+        oc: &ast::OnConflict,
+        inferred_where: Option<&str>,
+    ) -> SqlResult<OnConflict> {
+        // The inference clause's WHERE: a partial index arbitrates when
+        // it implies the index's predicate (and whole ones still do).
+        let inferred_where = inferred_where.map(super::parse_expr).transpose()?;
+        let arbitrates = |u: &UniqueDef| match (&u.predicate, &inferred_where) {
+            (None, _) => true,
+            (Some(p), Some(given)) => p.implied_by(t, given),
+            (Some(_), None) => false,
+        };
         let targets = match &oc.conflict_target {
             None => None,
             Some(ast::ConflictTarget::Columns(cols)) => {
@@ -966,10 +982,7 @@ impl Planner<'_> {
                 if pk == idx {
                     found.push(Target::Pkey);
                 }
-                // A partial index arbitrates only with its predicate
-                // written in the inference clause, which is not supported:
-                // without it PostgreSQL infers none either (42P10).
-                for (n, u) in t.uniques.iter().enumerate().filter(|(_, u)| u.is_whole()) {
+                for (n, u) in t.uniques.iter().enumerate().filter(|(_, u)| arbitrates(u)) {
                     let mut uc = u.columns.clone();
                     uc.sort_unstable();
                     if uc == idx {

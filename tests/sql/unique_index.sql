@@ -51,3 +51,18 @@ ALTER TABLE member DROP COLUMN deleted_at;
 INSERT INTO member VALUES (7, 'ann@x', 9);
 SELECT indexname FROM pg_indexes WHERE tablename = 'member' ORDER BY 1;
 DROP TABLE member;
+-- an upsert names a partial unique index with its WHERE, as soft-delete
+-- apps send it: inferred when the WHERE implies the index's predicate
+CREATE TABLE acct (id int PRIMARY KEY, email text, org int, deleted_at timestamp);
+CREATE UNIQUE INDEX acct_email_live ON acct (email) WHERE deleted_at IS NULL;
+INSERT INTO acct VALUES (1, 'a@x', 1, NULL), (2, 'a@x', 1, '2024-01-01');
+INSERT INTO acct VALUES (3, 'a@x', 5, NULL) ON CONFLICT (email) WHERE deleted_at IS NULL DO UPDATE SET org = EXCLUDED.org RETURNING id, org;
+INSERT INTO acct VALUES (3, 'a@x', 6, '2024-05-01') ON CONFLICT (email) WHERE deleted_at IS NULL DO NOTHING RETURNING id;
+INSERT INTO acct VALUES (4, 'a@x', 7, NULL) ON CONFLICT (email) WHERE (deleted_at IS NULL AND org > 0) DO NOTHING RETURNING id;
+INSERT INTO acct VALUES (4, 'b@x', 7, NULL) ON CONFLICT (email) WHERE deleted_at IS NULL AND org > 0 DO UPDATE SET org = 0 RETURNING id, org;
+INSERT INTO acct VALUES (5, 'a@x', 1, NULL) ON CONFLICT (email) WHERE deleted_at IS NOT NULL DO NOTHING;
+INSERT INTO acct VALUES (5, 'a@x', 1, NULL) ON CONFLICT (email) WHERE org = 1 DO NOTHING;
+INSERT INTO acct VALUES (5, 'a@x', 1, NULL) ON CONFLICT (email) DO NOTHING;
+INSERT INTO acct VALUES (1, 'z@x', 1, NULL) ON CONFLICT (id) WHERE deleted_at IS NULL DO UPDATE SET email = 'z@x' RETURNING *;
+SELECT * FROM acct ORDER BY id;
+DROP TABLE acct;
