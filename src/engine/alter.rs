@@ -117,6 +117,9 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
             columns::add_identity(ddl, &table, column, *identity, sequence.as_deref(), options)
                 .await
         }
+        [AlterOp::DropIdentity { column, if_exists }] => {
+            columns::drop_identity(ddl, &table, column, *if_exists).await
+        }
         ops => change_definition(ddl, &table, ops).await,
     }
 }
@@ -255,6 +258,7 @@ async fn change_definition(
                 | AlterOp::DropColumn { .. }
                 | AlterOp::Owner { .. }
                 | AlterOp::AddIdentity { .. }
+                | AlterOp::DropIdentity { .. }
                 | AlterOp::Rename { .. } => unreachable!("planned to run alone"),
             }
         }

@@ -519,3 +519,45 @@ pub async fn add_identity(
     .await?;
     Ok(command("ALTER TABLE", Vec::new()))
 }
+
+/// DROP IDENTITY [IF EXISTS]: the column keeps its values and loses its
+/// identity and default; the sequence it owned is dropped with them, in
+/// the statement's transaction.
+pub async fn drop_identity(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    column: &str,
+    if_exists: bool,
+) -> SqlResult<Executed> {
+    let i = column_of(table, column)?;
+    if table.columns[i].identity.is_none() {
+        let message = format!(
+            "column \"{column}\" of relation \"{}\" is not an identity column",
+            table.name
+        );
+        if if_exists {
+            return Ok(command(
+                "ALTER TABLE",
+                vec![notice("00000", format!("{message}, skipping"))],
+            ));
+        }
+        return Err(SqlError::new(
+            sqlstate::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            message,
+        ));
+    }
+    let owned = ddl.owned_sequences(table, std::iter::once(i)).await?;
+    ddl.change(&table.name, |current| {
+        let mut next =
+            TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&table.name))?);
+        let i = column_of(&next, column)?;
+        next.columns[i].identity = None;
+        next.columns[i].default = None;
+        Ok(Some(next))
+    })
+    .await?;
+    for seq in owned {
+        ddl::drop_relation(ddl, &seq).await?;
+    }
+    Ok(command("ALTER TABLE", Vec::new()))
+}

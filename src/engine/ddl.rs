@@ -774,7 +774,7 @@ pub async fn drop_sequence(
 /// Drop relation `name` from the catalog; outside a block its storage (or
 /// counter) goes at once, in a block once the transaction commits.
 /// Drop relation `name`; the definition dropped.
-async fn drop_relation(ddl: &Ddl<'_>, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
+pub(super) async fn drop_relation(ddl: &Ddl<'_>, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
     let mut dropped = None;
     ddl.change(name, |current| {
         dropped = current.cloned();

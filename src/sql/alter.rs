@@ -98,6 +98,12 @@ pub enum AlterOp {
         sequence: Option<String>,
         options: crate::catalog::sequence::Options,
     },
+    /// ALTER [COLUMN] c DROP IDENTITY [IF EXISTS]: the column keeps its
+    /// values and loses its default; its sequence is dropped.
+    DropIdentity {
+        column: String,
+        if_exists: bool,
+    },
     /// RENAME TO: the relation named (a table, a sequence or an index,
     /// whichever ALTER names it, as in PostgreSQL) takes the name `to`;
     /// `tag` is the statement's command word.
@@ -146,6 +152,7 @@ impl AlterOp {
                 | AlterOp::AddColumn(_)
                 | AlterOp::DropColumn { .. }
                 | AlterOp::AddIdentity { .. }
+                | AlterOp::DropIdentity { .. }
         )
     }
 }
@@ -351,10 +358,19 @@ pub fn alter_table(at: &ast::AlterTable) -> SqlResult<AlterTable> {
                             default: Some(super::ddl::default_text(value)),
                         }
                     }
-                    ast::AlterColumnOperation::DropDefault => AlterOp::Default {
-                        column,
-                        default: None,
-                    },
+                    ast::AlterColumnOperation::DropDefault => {
+                        let mark = super::sequence_options::SEQUENCE_NAME_MARK;
+                        match column.split_once(mark) {
+                            Some((c, carried)) => AlterOp::DropIdentity {
+                                column: c.to_owned(),
+                                if_exists: carried != super::sequence_options::DROP_IDENTITY,
+                            },
+                            None => AlterOp::Default {
+                                column,
+                                default: None,
+                            },
+                        }
+                    }
                     ast::AlterColumnOperation::SetNotNull => AlterOp::NotNull { column, set: true },
                     ast::AlterColumnOperation::SetDataType {
                         data_type, using, ..

@@ -124,7 +124,10 @@ mod tests {
             "INSERT INTO m (email) VALUES ('a') ON CONFLICT (email) WHERE (deleted_at IS NULL) DO UPDATE SET n = 1 WHERE m.n > 0",
         );
         assert_eq!(p.as_deref(), Some("(deleted_at IS NULL)"));
-        assert_eq!(on.trim(), "ON CONFLICT(email) DO UPDATE SET n = 1 WHERE m.n > 0");
+        assert_eq!(
+            on.trim(),
+            "ON CONFLICT(email) DO UPDATE SET n = 1 WHERE m.n > 0"
+        );
         let (p, _) = read(
             "insert into m (email) values ('a') on conflict (email, org) where a and b = 'do' do nothing",
         );

@@ -298,6 +298,7 @@ impl Plan {
                         | super::alter::AlterOp::Rename { .. }
                         | super::alter::AlterOp::RenameColumn { .. }
                         | super::alter::AlterOp::AddIdentity { .. }
+                        | super::alter::AlterOp::DropIdentity { .. }
                 )
             }),
             _ => false,

@@ -8,7 +8,9 @@
 //! COLUMN id ADD GENERATED ... AS IDENTITY (SEQUENCE NAME public.t_id_seq
 //! ...)`, an option sqlparser does not take. The name is carried on the
 //! column's identifier instead, after a NUL no client can write there
-//! ([`SEQUENCE_NAME_MARK`]; `sql::alter` takes it off).
+//! ([`SEQUENCE_NAME_MARK`]; `sql::alter` takes it off). `ALTER [COLUMN]
+//! c DROP IDENTITY [IF EXISTS]`, which sqlparser lacks too, travels the
+//! same way as a DROP DEFAULT of `c` marked [`DROP_IDENTITY`].
 
 use sqlparser::keywords::Keyword;
 use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
@@ -44,8 +46,67 @@ fn rank(tokens: &[TokenWithSpan], solid: &[usize], n: usize) -> Option<u8> {
 /// `SEQUENCE NAME` gave, on the column identifier of `ADD GENERATED`.
 pub const SEQUENCE_NAME_MARK: char = '\0';
 
+/// After [`SEQUENCE_NAME_MARK`] on a DROP DEFAULT's column: it was `DROP
+/// IDENTITY` (followed by ` if exists` when it said so).
+pub const DROP_IDENTITY: &str = "drop identity";
+
 pub fn rewrite(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    in_sqlparser_order(carry_sequence_name(tokens))
+    in_sqlparser_order(carry_sequence_name(drop_identity(tokens)))
+}
+
+/// The column identifier at `tokens[j]`, folded as PostgreSQL folds it,
+/// quoted, with [`SEQUENCE_NAME_MARK`] and `carried` after it.
+fn carry_on_column(tokens: &mut [TokenWithSpan], j: usize, carried: &str) -> bool {
+    let Token::Word(column) = &tokens[j].token else {
+        return false;
+    };
+    let folded = match column.quote_style {
+        Some(_) => column.value.clone(),
+        None => column.value.to_lowercase(),
+    };
+    tokens[j].token = Token::Word(sqlparser::tokenizer::Word {
+        value: format!("{folded}{SEQUENCE_NAME_MARK}{carried}"),
+        quote_style: Some('"'),
+        keyword: Keyword::NoKeyword,
+    });
+    true
+}
+
+/// `ALTER [COLUMN] c DROP IDENTITY [IF EXISTS]` as `ALTER COLUMN c' DROP
+/// DEFAULT`, `c'` carrying [`DROP_IDENTITY`].
+fn drop_identity(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
+    let solid: Vec<usize> = (0..tokens.len())
+        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
+        .collect();
+    let kw = |n: usize, k: Keyword| {
+        solid
+            .get(n)
+            .is_some_and(|&j| keyword(&tokens[j].token) == Some(k))
+    };
+    let Some(drop) =
+        (2..solid.len()).find(|&n| kw(n, Keyword::DROP) && kw(n + 1, Keyword::IDENTITY))
+    else {
+        return tokens;
+    };
+    let if_exists = kw(drop + 2, Keyword::IF) && kw(drop + 3, Keyword::EXISTS);
+    let carried = if if_exists {
+        format!("{DROP_IDENTITY} if exists")
+    } else {
+        DROP_IDENTITY.to_owned()
+    };
+    if !carry_on_column(&mut tokens, solid[drop - 1], &carried) {
+        return tokens;
+    }
+    // IDENTITY becomes DEFAULT; IF EXISTS goes.
+    let span = tokens[solid[drop + 1]].span;
+    tokens[solid[drop + 1]] = TokenWithSpan {
+        token: Token::make_keyword("DEFAULT"),
+        span,
+    };
+    if if_exists {
+        tokens.drain(solid[drop + 1] + 1..=solid[drop + 3]);
+    }
+    tokens
 }
 
 /// `ALTER [COLUMN] c ADD GENERATED ... AS IDENTITY ( ... SEQUENCE NAME n
@@ -95,21 +156,12 @@ fn carry_sequence_name(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
             break;
         }
     }
-    let Some(Token::Word(column)) = tokens.get(solid[add - 1]).map(|t| t.token.clone()) else {
-        return tokens;
-    };
-    if name.is_empty() || name.ends_with('.') {
+    if name.is_empty()
+        || name.ends_with('.')
+        || !carry_on_column(&mut tokens, solid[add - 1], &name)
+    {
         return tokens;
     }
-    let folded = match column.quote_style {
-        Some(_) => column.value.clone(),
-        None => column.value.to_lowercase(),
-    };
-    tokens[solid[add - 1]].token = Token::Word(sqlparser::tokenizer::Word {
-        value: format!("{folded}{SEQUENCE_NAME_MARK}{name}"),
-        quote_style: Some('"'),
-        keyword: Keyword::NoKeyword,
-    });
     let (from, to) = (solid[at], solid[end - 1]);
     tokens.drain(from..=to);
     tokens
