@@ -703,16 +703,27 @@ impl Catalog {
         Ok(true)
     }
 
+    /// Every relation's entry, as the store has it now.
+    async fn entries(&self) -> SqlResult<Vec<Entry>> {
+        let mut out = Vec::new();
+        for (name, rec) in self.store.list_catalog().await.map_err(store_error)? {
+            // The epoch and sequence counters are records, not relations.
+            if name.starts_with('\0') {
+                continue;
+            }
+            out.push(
+                Entry::decode(&rec.definition)
+                    .map_err(|e| SqlError::internal(format!("corrupt catalog entry: {e}")))?,
+            );
+        }
+        Ok(out)
+    }
+
     /// Every definition any entry holds, committed or pending, whoever's
     /// transaction it is: what storage is still named.
     pub async fn every_definition(&self) -> SqlResult<Vec<Arc<TableDef>>> {
         let mut out = Vec::new();
-        for (name, rec) in self.store.list_catalog().await.map_err(store_error)? {
-            if name.starts_with('\0') {
-                continue;
-            }
-            let entry = Entry::decode(&rec.definition)
-                .map_err(|e| SqlError::internal(format!("corrupt catalog entry: {e}")))?;
+        for entry in self.entries().await? {
             out.extend(entry.committed.clone());
             out.extend(entry.intent.and_then(|i| i.def));
         }
@@ -723,13 +734,7 @@ impl Catalog {
     /// names an index, not a table).
     pub async fn all(&self, own: Option<TxnId>) -> SqlResult<Vec<Arc<TableDef>>> {
         let mut out = Vec::new();
-        for (name, rec) in self.store.list_catalog().await.map_err(store_error)? {
-            // The epoch and sequence counters are records, not relations.
-            if name.starts_with('\0') {
-                continue;
-            }
-            let entry = Entry::decode(&rec.definition)
-                .map_err(|e| SqlError::internal(format!("corrupt catalog entry: {e}")))?;
+        for entry in self.entries().await? {
             let committed = match entry.foreign_intent(own) {
                 Some(intent) => self.decision(intent.txn).await? == Some(true),
                 None => false,

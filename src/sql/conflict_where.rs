@@ -6,11 +6,10 @@
 //! as `overriding` carries its clause; [`of`] reads it back.
 
 use sqlparser::ast;
-use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+use sqlparser::tokenizer::{Token, TokenWithSpan};
 
 use super::is_word;
 
-const HINT: &str = "keyclaim";
 const LABEL: &str = "conflict_where ";
 
 /// Each statement of the query string on its own.
@@ -24,31 +23,17 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !at(0).is_some_and(|t| is_word(t, "insert")) {
         return tokens;
     }
-    // `ON CONFLICT (`, outside any parentheses.
-    let mut depth = 0i32;
-    let mut open = None;
-    for n in 1..solid.len() {
-        match at(n) {
-            Some(Token::LParen) => depth += 1,
-            Some(Token::RParen) => depth -= 1,
-            Some(Token::SemiColon) => break,
-            Some(t) if depth == 0 && is_word(t, "on") => {
-                if at(n + 1).is_some_and(|c| is_word(c, "conflict"))
-                    && matches!(at(n + 2), Some(Token::LParen))
-                {
-                    open = Some(n + 2);
-                }
-                break;
-            }
-            _ => {}
-        }
-    }
-    let Some(open) = open else {
+    // `ON CONFLICT (`, outside any parentheses (a join's ON is not it).
+    let Some(on) = super::top_level(&tokens, &solid, |n| {
+        at(n).is_some_and(|t| is_word(t, "on"))
+            && at(n + 1).is_some_and(|c| is_word(c, "conflict"))
+            && matches!(at(n + 2), Some(Token::LParen))
+    }) else {
         return tokens;
     };
     // Its closing parenthesis, then `WHERE ... DO` at that level.
     let mut depth = 0i32;
-    let Some(close) = (open..solid.len()).find(|&n| {
+    let Some(close) = (on + 2..solid.len()).find(|&n| {
         match at(n) {
             Some(Token::LParen) => depth += 1,
             Some(Token::RParen) => depth -= 1,
@@ -61,47 +46,29 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     if !at(close + 1).is_some_and(|t| is_word(t, "where")) {
         return tokens;
     }
-    let mut depth = 0i32;
-    let Some(action) = (close + 2..solid.len()).find(|&n| {
-        match at(n) {
-            Some(Token::LParen) => depth += 1,
-            Some(Token::RParen) => depth -= 1,
-            _ => {}
-        }
-        depth == 0 && at(n).is_some_and(|t| is_word(t, "do"))
-    }) else {
+    let Some(action) = super::top_level(&tokens, &solid[close..], |k| {
+        at(close + k).is_some_and(|t| is_word(t, "do"))
+    })
+    .map(|k| close + k) else {
         return tokens;
     };
     let predicate: String = tokens[solid[close + 2]..solid[action]]
         .iter()
         .map(|t| t.token.to_string())
         .collect();
-    let (insert, from, to) = (solid[0], solid[close + 1], solid[action]);
-    let span = tokens[insert].span;
-    let mut out: Vec<TokenWithSpan> = tokens[..=insert].to_vec();
-    out.push(TokenWithSpan {
-        token: Token::Whitespace(Whitespace::Space),
-        span,
-    });
-    out.push(TokenWithSpan {
-        token: Token::Whitespace(Whitespace::MultiLineComment(format!(
-            "{HINT}+{LABEL}{}",
-            predicate.trim()
-        ))),
-        span,
-    });
-    out.extend_from_slice(&tokens[insert + 1..from]);
-    out.extend_from_slice(&tokens[to..]);
-    out
+    let clause = (solid[close + 1], solid[action]);
+    super::with_insert_hint(
+        &tokens,
+        solid[0],
+        clause,
+        &format!("{LABEL}{}", predicate.trim()),
+    )
 }
 
 /// The predicate of an INSERT's conflict target, if it had one, as
 /// written.
 pub fn of(ins: &ast::Insert) -> Option<&str> {
-    ins.optimizer_hints
-        .iter()
-        .filter(|h| h.prefix == HINT)
-        .find_map(|h| h.text.strip_prefix(LABEL))
+    super::insert_hints(ins).find_map(|h| h.strip_prefix(LABEL))
 }
 
 #[cfg(test)]

@@ -103,6 +103,67 @@ fn solid(tokens: &[TokenWithSpan]) -> Vec<usize> {
         .collect()
 }
 
+/// The first position `n` (past the first word) of a statement's solid
+/// tokens, outside any parentheses and before its `;`, where `found(n)`.
+fn top_level(
+    tokens: &[TokenWithSpan],
+    solid: &[usize],
+    found: impl Fn(usize) -> bool,
+) -> Option<usize> {
+    use sqlparser::tokenizer::Token;
+    let mut depth = 0i32;
+    for n in 1..solid.len() {
+        match tokens[solid[n]].token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth -= 1,
+            Token::SemiColon => return None,
+            _ if depth == 0 && found(n) => return Some(n),
+            _ => {}
+        }
+    }
+    None
+}
+
+/// An INSERT's tokens with `tokens[from..to]` taken out and `hint`
+/// carried as an optimizer-hint comment right after its INSERT at
+/// `tokens[insert]` (`/*keyclaim+hint*/`), which sqlparser keeps in
+/// `Insert::optimizer_hints` (where `overriding` and `conflict_where`
+/// read theirs back).
+fn with_insert_hint(
+    tokens: &[TokenWithSpan],
+    insert: usize,
+    (from, to): (usize, usize),
+    hint: &str,
+) -> Vec<TokenWithSpan> {
+    use sqlparser::tokenizer::{Token, Whitespace};
+    let span = tokens[insert].span;
+    let mut out: Vec<TokenWithSpan> = tokens[..=insert].to_vec();
+    out.push(TokenWithSpan {
+        token: Token::Whitespace(Whitespace::Space),
+        span,
+    });
+    out.push(TokenWithSpan {
+        token: Token::Whitespace(Whitespace::MultiLineComment(format!(
+            "{INSERT_HINT}+{hint}"
+        ))),
+        span,
+    });
+    out.extend_from_slice(&tokens[insert + 1..from]);
+    out.extend_from_slice(&tokens[to..]);
+    out
+}
+
+/// The prefix of the hints [`with_insert_hint`] carries.
+const INSERT_HINT: &str = "keyclaim";
+
+/// The hints [`with_insert_hint`] carried on `ins`.
+fn insert_hints(ins: &sqlparser::ast::Insert) -> impl Iterator<Item = &str> {
+    ins.optimizer_hints
+        .iter()
+        .filter(|h| h.prefix == INSERT_HINT)
+        .map(|h| h.text.as_str())
+}
+
 /// A statement sqlparser lacks, carried through as `SET "<mark>" =
 /// 'value', ...` (a setting no client can name): the tokens before
 /// `start` (leading whitespace), the SET, then the tokens from `rest` on

@@ -1,16 +1,12 @@
 //! `INSERT ... OVERRIDING {SYSTEM | USER} VALUE`, which sqlparser does not
 //! parse: the clause is taken out of the statement and carried as an
-//! optimizer-hint comment after INSERT (`/*keyclaim+overriding system*/`),
-//! which sqlparser keeps in the INSERT's `optimizer_hints`; [`of`] reads
-//! it back. pg_dump's INSERT output of identity columns sends SYSTEM.
+//! optimizer-hint comment after INSERT (`/*keyclaim+overriding system*/`,
+//! `sql::with_insert_hint`); [`of`] reads it back. pg_dump's INSERT output of identity columns sends SYSTEM.
 
 use sqlparser::ast;
-use sqlparser::tokenizer::{Token, TokenWithSpan, Whitespace};
+use sqlparser::tokenizer::TokenWithSpan;
 
 use super::is_word;
-
-/// The hint prefix the clause travels under.
-const HINT: &str = "keyclaim";
 
 /// What an INSERT's OVERRIDING clause asks of its identity columns.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,58 +31,30 @@ fn rewrite_statement(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
     }
     // The clause, outside any parentheses (a column list may name a
     // column `overriding`).
-    let mut depth = 0i32;
-    let mut found = None;
-    for n in 1..solid.len() {
-        match at(n) {
-            Some(Token::LParen) => depth += 1,
-            Some(Token::RParen) => depth -= 1,
-            Some(Token::SemiColon) => break,
-            Some(t) if depth == 0 && is_word(t, "overriding") => {
-                let kind = match at(n + 1) {
-                    Some(k) if is_word(k, "system") => "system",
-                    Some(k) if is_word(k, "user") => "user",
-                    _ => break,
-                };
-                if at(n + 2).is_some_and(|v| is_word(v, "value")) {
-                    found = Some((n, kind));
-                }
-                break;
-            }
-            _ => {}
-        }
-    }
-    let Some((n, kind)) = found else {
+    let Some(n) = super::top_level(&tokens, &solid, |n| {
+        at(n).is_some_and(|t| is_word(t, "overriding"))
+    }) else {
         return tokens;
     };
-    let (insert, clause, after) = (solid[0], solid[n], solid[n + 2]);
-    let span = tokens[insert].span;
-    let mut out: Vec<TokenWithSpan> = tokens[..=insert].to_vec();
-    out.push(TokenWithSpan {
-        token: Token::Whitespace(Whitespace::Space),
-        span,
-    });
-    out.push(TokenWithSpan {
-        token: Token::Whitespace(Whitespace::MultiLineComment(format!(
-            "{HINT}+overriding {kind}"
-        ))),
-        span,
-    });
-    out.extend_from_slice(&tokens[insert + 1..clause]);
-    out.extend_from_slice(&tokens[after + 1..]);
-    out
+    let kind = match at(n + 1) {
+        Some(k) if is_word(k, "system") => "system",
+        Some(k) if is_word(k, "user") => "user",
+        _ => return tokens,
+    };
+    if !at(n + 2).is_some_and(|v| is_word(v, "value")) {
+        return tokens;
+    }
+    let clause = (solid[n], solid[n + 2] + 1);
+    super::with_insert_hint(&tokens, solid[0], clause, &format!("overriding {kind}"))
 }
 
 /// The OVERRIDING clause of an INSERT, if it had one.
 pub fn of(ins: &ast::Insert) -> Option<Overriding> {
-    ins.optimizer_hints
-        .iter()
-        .filter(|h| h.prefix == HINT)
-        .find_map(|h| match h.text.as_str() {
-            "overriding system" => Some(Overriding::System),
-            "overriding user" => Some(Overriding::User),
-            _ => None,
-        })
+    super::insert_hints(ins).find_map(|h| match h {
+        "overriding system" => Some(Overriding::System),
+        "overriding user" => Some(Overriding::User),
+        _ => None,
+    })
 }
 
 #[cfg(test)]

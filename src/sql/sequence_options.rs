@@ -22,6 +22,14 @@ fn keyword(t: &Token) -> Option<Keyword> {
     }
 }
 
+/// The positions of `tokens` that are not whitespace, and the keyword
+/// each one is (None: not an unquoted keyword).
+fn solid_words(tokens: &[TokenWithSpan]) -> (Vec<usize>, Vec<Option<Keyword>>) {
+    let solid = super::solid(tokens);
+    let words = solid.iter().map(|&j| keyword(&tokens[j].token)).collect();
+    (solid, words)
+}
+
 /// Where an option starting at `solid[n]` ranks in sqlparser's order.
 fn rank(tokens: &[TokenWithSpan], solid: &[usize], n: usize) -> Option<u8> {
     let k = |i: usize| solid.get(i).and_then(|&j| keyword(&tokens[j].token));
@@ -75,14 +83,8 @@ fn carry_on_column(tokens: &mut [TokenWithSpan], j: usize, carried: &str) -> boo
 /// `ALTER [COLUMN] c DROP IDENTITY [IF EXISTS]` as `ALTER COLUMN c' DROP
 /// DEFAULT`, `c'` carrying [`DROP_IDENTITY`].
 fn drop_identity(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-        .collect();
-    let kw = |n: usize, k: Keyword| {
-        solid
-            .get(n)
-            .is_some_and(|&j| keyword(&tokens[j].token) == Some(k))
-    };
+    let (solid, words) = solid_words(&tokens);
+    let kw = |n: usize, k: Keyword| words.get(n) == Some(&Some(k));
     let Some(drop) =
         (2..solid.len()).find(|&n| kw(n, Keyword::DROP) && kw(n + 1, Keyword::IDENTITY))
     else {
@@ -113,14 +115,8 @@ fn drop_identity(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 /// ... )`: the `SEQUENCE NAME n` option taken out, and `n` carried on `c`'s
 /// identifier (quoted, so that it is kept as written).
 fn carry_sequence_name(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-        .collect();
-    let kw = |n: usize, k: Keyword| {
-        solid
-            .get(n)
-            .is_some_and(|&j| keyword(&tokens[j].token) == Some(k))
-    };
+    let (solid, words) = solid_words(&tokens);
+    let kw = |n: usize, k: Keyword| words.get(n) == Some(&Some(k));
     let Some(add) =
         (1..solid.len()).find(|&n| kw(n, Keyword::ADD) && kw(n + 1, Keyword::GENERATED))
     else {
@@ -168,14 +164,8 @@ fn carry_sequence_name(mut tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
 }
 
 fn in_sqlparser_order(tokens: Vec<TokenWithSpan>) -> Vec<TokenWithSpan> {
-    let solid: Vec<usize> = (0..tokens.len())
-        .filter(|&j| !matches!(tokens[j].token, Token::Whitespace(_)))
-        .collect();
-    let kw = |n: usize, k: Keyword| {
-        solid
-            .get(n)
-            .is_some_and(|&j| keyword(&tokens[j].token) == Some(k))
-    };
+    let (solid, words) = solid_words(&tokens);
+    let kw = |n: usize, k: Keyword| words.get(n) == Some(&Some(k));
     let is_sequence = kw(0, Keyword::CREATE) && kw(1, Keyword::SEQUENCE);
     let mut out: Vec<TokenWithSpan> = Vec::with_capacity(tokens.len());
     let mut copied = 0; // tokens[..copied] are in `out`
