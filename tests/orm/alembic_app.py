@@ -2,7 +2,7 @@
 
     python alembic_app.py postgresql://user@host:port/db psycopg2|psycopg
 
-A migration environment of its own (env.py and five revisions, written to a
+A migration environment of its own (env.py and its revisions, written to a
 temporary directory) is upgraded one revision at a time and then downgraded
 back to base, with Alembic's own commands and its default settings (each
 command one transaction, alembic_version kept by Alembic). After every
@@ -125,6 +125,17 @@ op.drop_constraint("uq_books_author_title", "books", type_="unique")
 ''', '''
 op.create_unique_constraint("uq_books_author_title", "books", ["author_id", "title"])
 op.add_column("authors", sa.Column("born", sa.Integer, nullable=True))
+'''),
+    # A table renamed (and its index, by hand: Alembic has no op for it),
+    # then written under its new name; the downgrade renames both back.
+    "0007_rename": ('''
+op.rename_table("reviews", "book_reviews")
+op.execute("ALTER INDEX ix_books_pages RENAME TO ix_books_page_count")
+op.execute("INSERT INTO book_reviews VALUES (3, 2, 3)")
+''', '''
+op.execute("DELETE FROM book_reviews WHERE id = 3")
+op.execute("ALTER INDEX ix_books_page_count RENAME TO ix_books_pages")
+op.rename_table("book_reviews", "reviews")
 '''),
 }
 
@@ -258,7 +269,7 @@ def main() -> None:
         with engine.begin() as conn:
             try:
                 with conn.begin_nested():
-                    conn.execute(text("INSERT INTO reviews VALUES (3, 2, 9)"))
+                    conn.execute(text("INSERT INTO book_reviews VALUES (3, 2, 9)"))
             except DBAPIError as e:
                 print(f"check: {error_line(e)}")
         for name in reversed(list(REVISIONS)):
