@@ -84,8 +84,10 @@
 //!   COPY's options and reads and writes its text and CSV formats; what
 //!   sqlparser misreads or lacks is rewritten token by token before it
 //!   parses: `sql::maintenance` (VACUUM, ANALYZE), `sql::alter_sequence`,
-//!   `sql::fetch` (FETCH without a direction, MOVE) and `sql::overriding`
-//!   (INSERT ... OVERRIDING); `sql::shape` finds a simple query's shape
+//!   `sql::fetch` (FETCH without a direction, MOVE), `sql::overriding`
+//!   (INSERT ... OVERRIDING), `sql::conflict_where` (ON CONFLICT (cols)
+//!   WHERE ...) and `sql::sequence_options` (options in any order, an
+//!   identity's SEQUENCE NAME, DROP IDENTITY); `sql::shape` finds a simple query's shape
 //!   (its comparison, VALUES and IN-list literals as parameters) by
 //!   scanning its text, without parsing it.
 //! - [`catalog`]: table definitions and constraint names, kept in the store;
