@@ -211,9 +211,11 @@ async fn rename_index(ddl: &Ddl<'_>, table: &TableDef, from: &str, to: &str) -> 
     .await
 }
 
-/// Change relation `name` by `edit` when it says it changed something.
+/// Change relation `name` by `edit` when it says it changed something,
+/// once no other transaction's change of it is pending (a foreign key
+/// another block is adding names the old name until that block ends).
 async fn rewrite(ddl: &Ddl<'_>, name: &str, edit: impl Fn(&mut TableDef) -> bool) -> SqlResult<()> {
-    let Some(current) = ddl.lookup(name).await? else {
+    let Some(current) = ddl.settled(name).await? else {
         return Ok(());
     };
     let mut probe = TableDef::clone(&current);
