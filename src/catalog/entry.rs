@@ -271,21 +271,11 @@ mod tests {
     use crate::types::SqlType;
 
     fn def(id: &str, uniques: &[&str]) -> Arc<TableDef> {
+        let columns = vec![ColumnDef {
+            not_null: true,
+            ..ColumnDef::new("a", SqlType::Int8)
+        }];
         Arc::new(TableDef {
-            name: "t".into(),
-            id: id.into(),
-            columns: vec![ColumnDef {
-                name: "a".into(),
-                ty: SqlType::Int8,
-                not_null: true,
-                default: None,
-                identity: None,
-                hidden: false,
-                comment: None,
-                storage: Default::default(),
-            }],
-            primary_key: vec![0],
-            pkey_name: "t_pkey".into(),
             uniques: uniques
                 .iter()
                 .map(|u| UniqueDef {
@@ -299,15 +289,7 @@ mod tests {
                     building: false,
                 })
                 .collect(),
-            cql_table: None,
-            sequence: None,
-            indexes: Vec::new(),
-            foreign_keys: Vec::new(),
-            count_limits: Vec::new(),
-            checks: Vec::new(),
-            dropped_slots: 0,
-            comment: None,
-            referenced_by: Vec::new(),
+            ..TableDef::new("t", id, columns, vec![0])
         })
     }
 

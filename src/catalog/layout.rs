@@ -109,36 +109,11 @@ mod tests {
     use crate::types::SqlType;
 
     fn col(name: &str) -> ColumnDef {
-        ColumnDef {
-            name: name.into(),
-            ty: SqlType::Int4,
-            not_null: false,
-            default: None,
-            identity: None,
-            hidden: false,
-            comment: None,
-            storage: ColumnStorage::default(),
-        }
+        ColumnDef::new(name, SqlType::Int4)
     }
 
     fn table(columns: Vec<ColumnDef>) -> TableDef {
-        TableDef {
-            name: "t".into(),
-            id: "t.1".into(),
-            columns,
-            primary_key: vec![0],
-            pkey_name: "t_pkey".into(),
-            uniques: Vec::new(),
-            cql_table: None,
-            sequence: None,
-            indexes: Vec::new(),
-            foreign_keys: Vec::new(),
-            referenced_by: Vec::new(),
-            count_limits: Vec::new(),
-            checks: Vec::new(),
-            dropped_slots: 0,
-            comment: None,
-        }
+        TableDef::new("t", "t.1", columns, vec![0])
     }
 
     #[test]

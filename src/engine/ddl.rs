@@ -873,13 +873,7 @@ pub async fn drop_table(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> Sql
 pub async fn drop_index(ddl: &Ddl<'_>, names: &[String], if_exists: bool) -> SqlResult<Executed> {
     let mut notices = Vec::new();
     for name in names {
-        let owner = ddl
-            .catalog
-            .all(ddl.own())
-            .await?
-            .into_iter()
-            .find(|t| t.index_names().any(|n| n == name));
-        let Some(table) = owner else {
+        let Some(table) = index_owner(ddl, name).await? else {
             if !if_exists {
                 return Err(SqlError::new(
                     sqlstate::UNDEFINED_OBJECT,
@@ -1155,13 +1149,18 @@ pub async fn add_unique(ddl: &Ddl<'_>, table: &str, unique: UniqueDef) -> SqlRes
     }
 }
 
-pub(super) async fn index_exists(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
+/// The table with an index named `name`, as this transaction sees it.
+pub(super) async fn index_owner(ddl: &Ddl<'_>, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
     Ok(ddl
         .catalog
         .all(ddl.own())
         .await?
-        .iter()
-        .any(|t| t.index_names().any(|n| n == name)))
+        .into_iter()
+        .find(|t| t.index_names().any(|n| n == name)))
+}
+
+pub(super) async fn index_exists(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
+    Ok(index_owner(ddl, name).await?.is_some())
 }
 
 /// Claim the new index's key for every live row, page by page, logging progress.

@@ -12,10 +12,8 @@
 //! and for a sequence the column defaults that draw from it. An index is
 //! renamed within its table's definition, its constraint with it.
 
-use std::sync::Arc;
-
 use super::ddl::{self, command, notice, Ddl};
-use super::sequence::{drawn_sequence, owned_sequence};
+use super::sequence::drawn_sequence;
 use super::Executed;
 use crate::catalog::TableDef;
 use crate::error::{sqlstate, SqlError, SqlResult};
@@ -31,7 +29,7 @@ pub async fn rename(
     let relation = ddl.lookup(name).await?;
     let index_owner = match relation {
         Some(_) => None,
-        None => index_owner(ddl, name).await?,
+        None => ddl::index_owner(ddl, name).await?,
     };
     if relation.is_none() && index_owner.is_none() {
         if if_exists {
@@ -45,7 +43,7 @@ pub async fn rename(
         }
         return Err(SqlError::undefined_table(name));
     }
-    if ddl.lookup(to).await?.is_some() || index_owner_of(ddl, to).await? {
+    if ddl.lookup(to).await?.is_some() || ddl::index_exists(ddl, to).await? {
         return Err(exists(to));
     }
     match (relation, index_owner) {
@@ -62,20 +60,6 @@ fn exists(name: &str) -> SqlError {
         sqlstate::DUPLICATE_TABLE,
         format!("relation \"{name}\" already exists"),
     )
-}
-
-/// The table that has an index named `name`, as this transaction sees it.
-async fn index_owner(ddl: &Ddl<'_>, name: &str) -> SqlResult<Option<Arc<TableDef>>> {
-    Ok(ddl
-        .catalog
-        .all(ddl.open.map(|o| o.id))
-        .await?
-        .into_iter()
-        .find(|t| t.sequence.is_none() && t.index_names().any(|n| n == name)))
-}
-
-async fn index_owner_of(ddl: &Ddl<'_>, name: &str) -> SqlResult<bool> {
-    Ok(index_owner(ddl, name).await?.is_some())
 }
 
 /// The definition under its new name: first claimed (the entry written
@@ -144,7 +128,7 @@ async fn rename_table(ddl: &Ddl<'_>, table: &TableDef, to: &str) -> SqlResult<()
         .await?;
     }
     // The sequences its serial and identity columns own.
-    for seq in table.columns.iter().filter_map(owned_sequence) {
+    for seq in ddl.owned_sequences(table, 0..table.columns.len()).await? {
         rewrite(ddl, &seq, |s| {
             match s.sequence.as_mut().and_then(|q| q.owned_by.as_mut()) {
                 Some((owner, _)) if owner == from => {

@@ -18,41 +18,21 @@ use keyclaim::types::{encode_key, SqlType, Value};
 use uuid::Uuid;
 
 fn col(name: &str, ty: SqlType) -> ColumnDef {
-    ColumnDef {
-        name: name.into(),
-        ty,
-        not_null: false,
-        default: None,
-        identity: None,
-        hidden: false,
-        comment: None,
-        storage: Default::default(),
-    }
+    ColumnDef::new(name, ty)
 }
 
 fn table() -> TableDef {
+    let columns = vec![
+        col("id", SqlType::Int4),
+        col("Name", SqlType::Text),
+        col("price", SqlType::Numeric(None)),
+        col("at", SqlType::TimestampTz),
+        col("tags", SqlType::Jsonb),
+    ];
+    let id = format!("Things.{}", Uuid::now_v7().simple());
     TableDef {
-        name: "Things".into(),
-        id: format!("Things.{}", Uuid::now_v7().simple()),
-        columns: vec![
-            col("id", SqlType::Int4),
-            col("Name", SqlType::Text),
-            col("price", SqlType::Numeric(None)),
-            col("at", SqlType::TimestampTz),
-            col("tags", SqlType::Jsonb),
-        ],
-        primary_key: vec![0],
         pkey_name: "things_pkey".into(),
-        uniques: Vec::new(),
-        cql_table: None,
-        sequence: None,
-        indexes: Vec::new(),
-        foreign_keys: Vec::new(),
-        count_limits: Vec::new(),
-        checks: Vec::new(),
-        dropped_slots: 0,
-        comment: None,
-        referenced_by: Vec::new(),
+        ..TableDef::new("Things", &id, columns, vec![0])
     }
 }
 

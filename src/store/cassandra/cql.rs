@@ -503,40 +503,24 @@ mod tests {
     use crate::catalog::ColumnDef;
 
     fn col(name: &str, ty: SqlType) -> ColumnDef {
-        ColumnDef {
-            name: name.into(),
-            ty,
-            not_null: false,
-            default: None,
-            identity: None,
-            hidden: false,
-            comment: None,
-            storage: Default::default(),
-        }
+        ColumnDef::new(name, ty)
     }
 
     fn users() -> TableDef {
+        let columns = vec![
+            col("org", SqlType::Int4),
+            col("handle", SqlType::Text),
+            col("email", SqlType::Varchar(Some(80))),
+            col("seen", SqlType::TimestampTz),
+        ];
         TableDef {
-            name: "Users".into(),
-            id: "Users.0192f0c4a1b27c3d8e9f001122334455".into(),
-            columns: vec![
-                col("org", SqlType::Int4),
-                col("handle", SqlType::Text),
-                col("email", SqlType::Varchar(Some(80))),
-                col("seen", SqlType::TimestampTz),
-            ],
-            primary_key: vec![0, 1],
             pkey_name: "users_pkey".into(),
-            uniques: Vec::new(),
-            cql_table: None,
-            sequence: None,
-            indexes: Vec::new(),
-            foreign_keys: Vec::new(),
-            count_limits: Vec::new(),
-            checks: Vec::new(),
-            dropped_slots: 0,
-            comment: None,
-            referenced_by: Vec::new(),
+            ..TableDef::new(
+                "Users",
+                "Users.0192f0c4a1b27c3d8e9f001122334455",
+                columns,
+                vec![0, 1],
+            )
         }
     }
 
