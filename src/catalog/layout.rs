@@ -31,6 +31,11 @@ pub struct ColumnStorage {
     /// Its name in the store (the CQL column); None: its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Its type was changed (ALTER COLUMN TYPE between integer widths)
+    /// without rewriting a row: a value stored before reads cast to the
+    /// column's type.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retyped: bool,
 }
 
 impl ColumnStorage {
@@ -84,19 +89,21 @@ impl TableDef {
 
     /// A stored row's values in table order: a column whose slot the row
     /// does not have (it was stored before the column was added) reads
-    /// its missing value.
+    /// its missing value; a retyped column's value is cast to its type.
     pub fn from_slots(&self, stored: Vec<Value>) -> Vec<Value> {
         if stored.is_empty() || self.plain_layout() {
             return stored;
         }
         (0..self.columns.len())
-            .map(|i| match stored.get(self.slot(i)) {
-                Some(v) => v.clone(),
-                None => self.columns[i]
-                    .storage
-                    .missing
-                    .clone()
-                    .unwrap_or(Value::Null),
+            .map(|i| {
+                let c = &self.columns[i];
+                match stored.get(self.slot(i)) {
+                    // One that does not fit (a narrowing being checked)
+                    // stays as it is, for the check to find.
+                    Some(v) if c.storage.retyped => v.cast_to(&c.ty).unwrap_or_else(|_| v.clone()),
+                    Some(v) => v.clone(),
+                    None => c.storage.missing.clone().unwrap_or(Value::Null),
+                }
             })
             .collect()
     }
@@ -145,6 +152,19 @@ mod tests {
         // A row written now holds its own value, NULL included.
         let new_row = t.to_slots(&[Value::Int4(1), Value::Int4(2), Value::Null]);
         assert_eq!(t.from_slots(new_row)[2], Value::Null);
+    }
+
+    #[test]
+    fn a_retyped_column_reads_older_values_as_its_type() {
+        let mut t = table(vec![col("a"), col("b")]);
+        let old_row = t.to_slots(&[Value::Int4(1), Value::Int4(2)]);
+        t.columns[1].ty = crate::types::SqlType::Int8;
+        t.columns[1].storage.retyped = true;
+        assert_eq!(t.from_slots(old_row), vec![Value::Int4(1), Value::Int8(2)]);
+        // Narrowed, a value that does not fit is left for the check.
+        t.columns[1].ty = crate::types::SqlType::Int2;
+        let wide = vec![Value::Int4(1), Value::Int8(1 << 40)];
+        assert_eq!(t.from_slots(wide.clone()), wide);
     }
 
     #[test]

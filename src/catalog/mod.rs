@@ -165,6 +165,13 @@ pub struct TableDef {
     /// `COMMENT ON TABLE`: what pg_description and obj_description() show.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub comment: Option<String>,
+    /// Its integer columns are stored at 64 bits whatever their width (a
+    /// CQL `bigint`), so a type change between integer widths converts no
+    /// stored value: Cassandra cannot change a column's type, nor a key
+    /// column's at all. Tables created before this was kept (false) and
+    /// adopted ones have CQL `int` and `smallint` columns.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub wide_ints: bool,
 }
 
 fn is_zero(n: &u32) -> bool {
@@ -207,6 +214,7 @@ impl TableDef {
             checks: Vec::new(),
             dropped_slots: 0,
             comment: None,
+            wide_ints: false,
         }
     }
 

@@ -39,7 +39,7 @@ pub enum Identity {
 
 /// The options CREATE SEQUENCE (or an identity column) gave; None where
 /// the default applies.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Options {
     pub ty: Option<SqlType>,
     pub start: Option<i64>,
@@ -76,25 +76,91 @@ impl Options {
     /// `init_params` checks them (22023 with its messages).
     pub fn define(&self) -> SqlResult<SequenceDef> {
         let ty = self.ty.clone().unwrap_or(SqlType::Int8);
+        let increment = self.increment.unwrap_or(1);
+        let min = self.min.flatten().unwrap_or(default_min(&ty, increment));
+        let max = self.max.flatten().unwrap_or(default_max(&ty, increment));
+        let start = self.start.unwrap_or(if increment > 0 { min } else { max });
+        SequenceDef {
+            ty,
+            start,
+            increment,
+            min,
+            max,
+            cache: self.cache.unwrap_or(1),
+            cycle: self.cycle.unwrap_or(false),
+            owned_by: None,
+            counter: String::new(),
+        }
+        .checked()
+    }
+}
+
+/// MINVALUE when none is given: 1 going up, the type's least going down.
+fn default_min(ty: &SqlType, increment: i64) -> i64 {
+    if increment > 0 {
+        1
+    } else {
+        type_min(ty)
+    }
+}
+
+/// MAXVALUE when none is given: the type's largest going up, -1 going down.
+fn default_max(ty: &SqlType, increment: i64) -> i64 {
+    if increment > 0 {
+        type_max(ty)
+    } else {
+        -1
+    }
+}
+
+impl SequenceDef {
+    /// This sequence changed by ALTER SEQUENCE's `options` (or by a type
+    /// change of the identity column it serves), as PostgreSQL's
+    /// `init_params` changes one: a new type takes its own bounds where
+    /// the old ones were the old type's; NO MINVALUE / NO MAXVALUE take
+    /// the defaults; the rest stays. Checked as a new one is.
+    pub fn altered(&self, options: &Options) -> SqlResult<SequenceDef> {
+        let ty = options.ty.clone().unwrap_or_else(|| self.ty.clone());
+        let retyped = ty != self.ty;
+        let increment = options.increment.unwrap_or(self.increment);
+        let max = match options.max {
+            Some(Some(max)) => max,
+            Some(None) => default_max(&ty, increment),
+            None if retyped && self.max == type_max(&self.ty) => type_max(&ty),
+            None => self.max,
+        };
+        let min = match options.min {
+            Some(Some(min)) => min,
+            Some(None) => default_min(&ty, increment),
+            None if retyped && self.min == type_min(&self.ty) => type_min(&ty),
+            None => self.min,
+        };
+        SequenceDef {
+            ty,
+            start: options.start.unwrap_or(self.start),
+            increment,
+            min,
+            max,
+            cache: options.cache.unwrap_or(self.cache),
+            cycle: options.cycle.unwrap_or(self.cycle),
+            ..self.clone()
+        }
+        .checked()
+    }
+
+    /// This definition, or PostgreSQL's 22023 for what it would refuse.
+    fn checked(self) -> SqlResult<SequenceDef> {
+        let ty = &self.ty;
         if !matches!(ty, SqlType::Int2 | SqlType::Int4 | SqlType::Int8) {
             return Err(invalid(
                 "sequence type must be smallint, integer, or bigint".into(),
             ));
         }
-        let increment = self.increment.unwrap_or(1);
-        if increment == 0 {
+        if self.increment == 0 {
             return Err(invalid("INCREMENT must not be zero".into()));
         }
-        let (lo, hi) = (type_min(&ty), type_max(&ty));
-        let max = self
-            .max
-            .flatten()
-            .unwrap_or(if increment > 0 { hi } else { -1 });
-        let min = self
-            .min
-            .flatten()
-            .unwrap_or(if increment > 0 { 1 } else { lo });
-        let name = ty.pg_name();
+        let (lo, hi) = (type_min(ty), type_max(ty));
+        let (min, max, start, name) = (self.min, self.max, self.start, ty.pg_name());
         if max < lo || max > hi {
             return Err(invalid(format!(
                 "MAXVALUE ({max}) is out of range for sequence data type {name}"
@@ -110,7 +176,6 @@ impl Options {
                 "MINVALUE ({min}) must be less than MAXVALUE ({max})"
             )));
         }
-        let start = self.start.unwrap_or(if increment > 0 { min } else { max });
         if start < min {
             return Err(invalid(format!(
                 "START value ({start}) cannot be less than MINVALUE ({min})"
@@ -121,27 +186,15 @@ impl Options {
                 "START value ({start}) cannot be greater than MAXVALUE ({max})"
             )));
         }
-        let cache = self.cache.unwrap_or(1);
-        if cache <= 0 {
+        if self.cache <= 0 {
             return Err(invalid(format!(
-                "CACHE ({cache}) must be greater than zero"
+                "CACHE ({}) must be greater than zero",
+                self.cache
             )));
         }
-        Ok(SequenceDef {
-            ty,
-            start,
-            increment,
-            min,
-            max,
-            cache,
-            cycle: self.cycle.unwrap_or(false),
-            owned_by: None,
-            counter: String::new(),
-        })
+        Ok(self)
     }
-}
 
-impl SequenceDef {
     /// `setval`'s bounds check (22003, PostgreSQL's message).
     pub fn check_bounds(&self, name: &str, value: i64) -> SqlResult<()> {
         if value < self.min || value > self.max {
@@ -173,6 +226,49 @@ mod tests {
         .define()
         .unwrap();
         assert_eq!((down.start, down.min, down.max), (-1, i32::MIN as i64, -1));
+    }
+
+    #[test]
+    fn a_new_type_brings_its_bounds_where_the_old_ones_were_the_old_types() {
+        let int = Options {
+            ty: Some(SqlType::Int4),
+            ..Options::default()
+        }
+        .define()
+        .unwrap();
+        let as_ = |def: &SequenceDef, ty| {
+            def.altered(&Options {
+                ty: Some(ty),
+                ..Options::default()
+            })
+        };
+        let big = as_(&int, SqlType::Int8).unwrap();
+        assert_eq!((big.min, big.max), (1, i64::MAX));
+        let small = as_(&big, SqlType::Int2).unwrap();
+        assert_eq!(small.max, i16::MAX as i64);
+        // A chosen MAXVALUE stays, and must fit the new type.
+        let capped = int
+            .altered(&Options {
+                max: Some(Some(100_000)),
+                ..Options::default()
+            })
+            .unwrap();
+        assert_eq!(as_(&capped, SqlType::Int8).unwrap().max, 100_000);
+        assert_eq!(
+            as_(&capped, SqlType::Int2).unwrap_err().message,
+            "MAXVALUE (100000) is out of range for sequence data type smallint"
+        );
+        // NO MAXVALUE: the default for the direction.
+        let down = int
+            .altered(&Options {
+                increment: Some(-1),
+                max: Some(None),
+                min: Some(None),
+                start: Some(-1),
+                ..Options::default()
+            })
+            .unwrap();
+        assert_eq!((down.min, down.max), (i32::MIN as i64, -1));
     }
 
     #[test]

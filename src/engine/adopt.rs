@@ -65,36 +65,24 @@ async fn register(ddl: &Ddl<'_>, entry: &AdoptConfig) -> SqlResult<std::sync::Ar
             StoreError::Unavailable(why) => SqlError::new(sqlstate::FEATURE_NOT_SUPPORTED, why),
             e => crate::catalog::store_error(e),
         })?;
+    let columns = foreign
+        .columns
+        .iter()
+        .enumerate()
+        .map(|(i, (name, ty))| ColumnDef {
+            not_null: foreign.primary_key.contains(&i),
+            ..ColumnDef::new(name, ty.clone())
+        })
+        .collect();
     let def = TableDef {
-        name: entry.table.clone(),
-        id: storage_id(&entry.table),
-        columns: foreign
-            .columns
-            .iter()
-            .enumerate()
-            .map(|(i, (name, ty))| ColumnDef {
-                name: name.clone(),
-                ty: ty.clone(),
-                not_null: foreign.primary_key.contains(&i),
-                default: None,
-                identity: None,
-                hidden: false,
-                comment: None,
-                storage: Default::default(),
-            })
-            .collect(),
-        primary_key: foreign.primary_key.clone(),
         pkey_name: naming::pkey_name(&entry.table),
-        uniques: Vec::new(),
         cql_table: Some(entry.cql_table.clone()),
-        sequence: None,
-        indexes: Vec::new(),
-        foreign_keys: Vec::new(),
-        count_limits: Vec::new(),
-        checks: Vec::new(),
-        dropped_slots: 0,
-        comment: None,
-        referenced_by: Vec::new(),
+        ..TableDef::new(
+            &entry.table,
+            &storage_id(&entry.table),
+            columns,
+            foreign.primary_key.clone(),
+        )
     };
     // Another proxy adopting at the same moment wins; use its entry.
     ddl.catalog

@@ -120,8 +120,36 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
         [AlterOp::DropIdentity { column, if_exists }] => {
             columns::drop_identity(ddl, &table, column, *if_exists).await
         }
-        ops => change_definition(ddl, &table, ops).await,
+        ops => {
+            let retyped = set_types(ops);
+            let mut checked = false;
+            for (column, ty) in &retyped {
+                checked |= columns::retype(&table, column, ty)? == columns::Retype::Checked;
+            }
+            if !checked {
+                return change_definition(ddl, &table, ops).await;
+            }
+            if retyped.len() != ops.len() {
+                return Err(SqlError::unsupported(
+                    "ALTER COLUMN ... TYPE that checks the rows together with other changes is not supported",
+                    "run the type change as an ALTER TABLE of its own",
+                ));
+            }
+            columns::set_types_checked(ddl, &table, &retyped).await?;
+            columns::retype_identity_sequences(ddl, &table, &retyped).await?;
+            Ok(command("ALTER TABLE", Vec::new()))
+        }
     }
+}
+
+/// The SET DATA TYPE changes among `ops`: each column with its new type.
+fn set_types(ops: &[AlterOp]) -> Vec<(&str, &crate::types::SqlType)> {
+    ops.iter()
+        .filter_map(|op| match op {
+            AlterOp::SetType { column, ty } => Some((column.as_str(), ty)),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Column `column` of `t`, or PostgreSQL's 42703 naming the relation.
@@ -247,7 +275,9 @@ async fn change_definition(
                     next.checks.push(check);
                 }
                 AlterOp::RenameColumn { from, to } => columns::rename_column(&mut next, from, to)?,
-                AlterOp::SetType { column, ty } => columns::set_type(&mut next, column, ty)?,
+                AlterOp::SetType { column, ty } => {
+                    columns::set_type(&mut next, column, ty)?;
+                }
                 AlterOp::AddUnique { .. }
                 | AlterOp::NotNull { set: true, .. }
                 | AlterOp::AddForeignKey { .. }
@@ -265,6 +295,7 @@ async fn change_definition(
         Ok(Some(next))
     })
     .await?;
+    columns::retype_identity_sequences(ddl, table, &set_types(ops)).await?;
     // A renamed column's sequence names it as its owner anew.
     for op in ops {
         if let AlterOp::RenameColumn { from, to } = op {

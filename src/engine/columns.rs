@@ -63,9 +63,9 @@ pub async fn add_column(
         hidden: false,
         comment: None,
         storage: ColumnStorage {
-            slot: None,
             missing: Some(missing.clone()),
             name: Some(storage_id(&new.name)),
+            ..ColumnStorage::default()
         },
     };
     let mut with = table.clone();
@@ -436,28 +436,166 @@ pub fn rename_column(next: &mut TableDef, from: &str, to: &str) -> SqlResult<()>
     Ok(())
 }
 
-/// SET DATA TYPE where every stored value already fits the new type and
-/// is kept the same way: a varchar made longer or unbounded, or text.
-pub fn set_type(next: &mut TableDef, column: &str, ty: &SqlType) -> SqlResult<()> {
-    let i = column_of(next, column)?;
-    let from = &next.columns[i].ty;
-    let fits = from == ty
-        || match (from, ty) {
-            (SqlType::Varchar(Some(n)), SqlType::Varchar(Some(m))) => m >= n,
-            (SqlType::Varchar(_) | SqlType::Text, SqlType::Varchar(None) | SqlType::Text) => true,
-            _ => false,
-        };
-    if !fits {
-        return Err(SqlError::unsupported(
+/// How SET DATA TYPE changes a column. No row is rewritten, so only
+/// changes whose stored values read as values of the new type are made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retype {
+    /// Every stored value fits the new type (a longer varchar, text, a
+    /// wider integer, a numeric of more digits): the definition changes.
+    Definition,
+    /// A stored value may not fit (a shorter varchar, a narrower
+    /// integer): the change is published, so that writers keep it, then
+    /// every row is checked, as SET NOT NULL checks them (PostgreSQL's
+    /// 22001 or 22003 if one does not fit).
+    Checked,
+}
+
+fn integer(ty: &SqlType) -> Option<u8> {
+    match ty {
+        SqlType::Int2 => Some(2),
+        SqlType::Int4 => Some(4),
+        SqlType::Int8 => Some(8),
+        _ => None,
+    }
+}
+
+/// How column `column` of `table` becomes `ty`, or 0A000 where stored
+/// values would have to be converted.
+pub fn retype(table: &TableDef, column: &str, ty: &SqlType) -> SqlResult<Retype> {
+    use SqlType as T;
+    let i = column_of(table, column)?;
+    let from = &table.columns[i].ty;
+    let refuse = |hint: &str| {
+        SqlError::unsupported(
             format!(
                 "ALTER COLUMN ... TYPE from {} to {} is not supported",
                 from.pg_name(),
                 ty.pg_name()
             ),
-            "keyclaim changes a column's type only where every stored value already fits (a longer varchar, or text); add a column of the new type, copy with UPDATE, then drop the old one",
-        ));
+            hint,
+        )
+    };
+    Ok(match (from, ty) {
+        _ if from == ty => Retype::Definition,
+        (T::Varchar(Some(n)), T::Varchar(Some(m))) if m >= n => Retype::Definition,
+        (T::Varchar(_) | T::Text, T::Varchar(None) | T::Text) => Retype::Definition,
+        (T::Varchar(_) | T::Text, T::Varchar(Some(_))) => Retype::Checked,
+        (T::Numeric(Some(a)), T::Numeric(Some(b)))
+            if a.scale == b.scale && b.precision >= a.precision =>
+        {
+            Retype::Definition
+        }
+        (T::Numeric(_), T::Numeric(None)) => Retype::Definition,
+        _ => match (integer(from), integer(ty)) {
+            (Some(_), Some(_)) if !table.wide_ints => return Err(refuse(
+                "this table was created by an earlier keyclaim, which stored its integers at their own width; create a new table and copy the rows",
+            )),
+            (Some(a), Some(b)) if b >= a => Retype::Definition,
+            (Some(_), Some(_)) => Retype::Checked,
+            _ => return Err(refuse(
+                "keyclaim changes a column's type only where stored values need no conversion (varchar lengths, text, integer widths, numeric precision); add a column of the new type, copy with UPDATE, then drop the old one",
+            )),
+        },
+    })
+}
+
+/// SET DATA TYPE in `next`, the definition only (see [`retype`]). A value
+/// stored as an integer of another width reads cast to the new one
+/// (`ColumnStorage::retyped`).
+pub fn set_type(next: &mut TableDef, column: &str, ty: &SqlType) -> SqlResult<Retype> {
+    let how = retype(next, column, ty)?;
+    let i = column_of(next, column)?;
+    let c = &mut next.columns[i];
+    if integer(&c.ty).is_some() && c.ty != *ty {
+        c.storage.retyped = true;
     }
-    next.columns[i].ty = ty.clone();
+    // One that does not fit is for the check to find in the rows that
+    // read it.
+    if let Some(m) = c.storage.missing.take() {
+        c.storage.missing = Some(m.cast_to(ty).unwrap_or(m));
+    }
+    c.ty = ty.clone();
+    Ok(how)
+}
+
+/// SET DATA TYPE of `changes` where some need their rows checked
+/// ([`Retype::Checked`]): published, then every row read; a value that
+/// does not fit takes the change back and answers its cast's error.
+pub async fn set_types_checked(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    changes: &[(&str, &SqlType)],
+) -> SqlResult<()> {
+    ddl::hold_for_row_checks(ddl, &table.name, "ALTER TABLE ... ALTER COLUMN ... TYPE").await?;
+    // Tried on a copy first, so that the edit below cannot fail.
+    let mut tried = table.clone();
+    for (column, ty) in changes {
+        set_type(&mut tried, column, ty)?;
+    }
+    let edit = |next: &mut TableDef, keep: bool| {
+        for (column, ty) in changes {
+            let (Some(i), Some(was)) = (next.column_index(column), table.column_index(column))
+            else {
+                continue;
+            };
+            if keep {
+                let _ = set_type(next, column, ty);
+            } else {
+                next.columns[i].ty = table.columns[was].ty.clone();
+                next.columns[i].storage = table.columns[was].storage.clone();
+            }
+        }
+    };
+    ddl.publish_checked(&table.name, edit, |published| async move {
+        let at: Vec<(usize, &SqlType)> = changes
+            .iter()
+            .map(|(column, ty)| Ok((column_of(&published, column)?, *ty)))
+            .collect::<SqlResult<_>>()?;
+        let does_not_fit = |values: &[Value]| {
+            for &(i, ty) in &at {
+                if let Some(v) = values.get(i) {
+                    v.cast_to(ty)?;
+                }
+            }
+            Ok(false)
+        };
+        super::alter::any_row(ddl, &published, "checking ALTER COLUMN TYPE", does_not_fit)
+            .await
+            .map(|_| ())
+    })
+    .await
+}
+
+/// An identity column's sequence takes the column's new type, as in
+/// PostgreSQL (its bounds follow where they were the old type's).
+pub async fn retype_identity_sequences(
+    ddl: &Ddl<'_>,
+    table: &TableDef,
+    changes: &[(&str, &SqlType)],
+) -> SqlResult<()> {
+    for (column, ty) in changes {
+        let Some(i) = table.column_index(column) else {
+            continue;
+        };
+        if table.columns[i].identity.is_none() || table.columns[i].ty == **ty {
+            continue;
+        }
+        let options = crate::catalog::sequence::Options {
+            ty: Some((*ty).clone()),
+            ..Default::default()
+        };
+        for seq in ddl.owned_sequences(table, std::iter::once(i)).await? {
+            ddl.change(&seq, |current| {
+                let mut next =
+                    TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(&seq))?);
+                if let Some(s) = next.sequence.as_mut() {
+                    *s = s.altered(&options)?;
+                }
+                Ok(Some(next))
+            })
+            .await?;
+        }
+    }
     Ok(())
 }
 
@@ -560,4 +698,84 @@ pub async fn drop_identity(
         ddl::drop_relation(ddl, &seq).await?;
     }
     Ok(command("ALTER TABLE", Vec::new()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::types::NumericMod;
+
+    fn table(wide_ints: bool) -> TableDef {
+        let columns = vec![
+            ColumnDef::new("i", SqlType::Int4),
+            ColumnDef::new("v", SqlType::Varchar(Some(8))),
+            ColumnDef::new(
+                "n",
+                SqlType::Numeric(Some(NumericMod {
+                    precision: 6,
+                    scale: 2,
+                })),
+            ),
+            ColumnDef {
+                storage: ColumnStorage {
+                    missing: Some(Value::Int2(7)),
+                    ..ColumnStorage::default()
+                },
+                ..ColumnDef::new("a", SqlType::Int2)
+            },
+        ];
+        TableDef {
+            wide_ints,
+            ..TableDef::new("t", "t.1", columns, vec![0])
+        }
+    }
+
+    #[test]
+    fn only_changes_that_convert_no_stored_value_are_made() {
+        let t = table(true);
+        let how = |c: &str, ty: SqlType| retype(&t, c, &ty).map_err(|e| e.code);
+        let numeric = |precision, scale| SqlType::Numeric(Some(NumericMod { precision, scale }));
+        assert_eq!(how("i", SqlType::Int8), Ok(Retype::Definition));
+        assert_eq!(how("i", SqlType::Int2), Ok(Retype::Checked));
+        assert_eq!(how("i", SqlType::Int4), Ok(Retype::Definition));
+        assert_eq!(how("v", SqlType::Varchar(Some(9))), Ok(Retype::Definition));
+        assert_eq!(how("v", SqlType::Text), Ok(Retype::Definition));
+        assert_eq!(how("v", SqlType::Varchar(Some(7))), Ok(Retype::Checked));
+        assert_eq!(how("n", numeric(9, 2)), Ok(Retype::Definition));
+        assert_eq!(how("n", SqlType::Numeric(None)), Ok(Retype::Definition));
+        // Stored values would have to be converted.
+        assert_eq!(how("n", numeric(9, 3)), Err("0A000"));
+        assert_eq!(how("n", numeric(5, 2)), Err("0A000"));
+        assert_eq!(how("i", SqlType::Text), Err("0A000"));
+        assert_eq!(how("v", SqlType::Int4), Err("0A000"));
+        assert_eq!(how("i", SqlType::Numeric(None)), Err("0A000"));
+        assert_eq!(how("x", SqlType::Int8), Err(sqlstate::UNDEFINED_COLUMN));
+        // A table whose integers are stored at their own width.
+        let old = table(false);
+        assert_eq!(
+            retype(&old, "i", &SqlType::Int8).map_err(|e| e.code),
+            Err("0A000")
+        );
+    }
+
+    #[test]
+    fn an_integer_column_retyped_reads_its_stored_values_cast() {
+        let mut t = table(true);
+        let stored = t.to_slots(&[Value::Int4(1), Value::Null, Value::Null, Value::Int2(3)]);
+        set_type(&mut t, "i", &SqlType::Int8).unwrap();
+        set_type(&mut t, "a", &SqlType::Int8).unwrap();
+        assert!(t.columns[0].storage.retyped);
+        assert_eq!(t.columns[3].storage.missing, Some(Value::Int8(7)));
+        let read = t.from_slots(stored);
+        assert_eq!((&read[0], &read[3]), (&Value::Int8(1), &Value::Int8(3)));
+        // A varchar made longer keeps its layout plain.
+        let mut plain = TableDef::new(
+            "p",
+            "p.1",
+            vec![ColumnDef::new("v", SqlType::Varchar(Some(2)))],
+            vec![0],
+        );
+        set_type(&mut plain, "v", &SqlType::Text).unwrap();
+        assert!(plain.plain_layout());
+    }
 }

@@ -68,6 +68,7 @@ static NO_TABLE: TableDef = TableDef {
     dropped_slots: 0,
     comment: None,
     referenced_by: Vec::new(),
+    wide_ints: false,
 };
 
 pub(super) fn command(tag: &str, notices: Vec<Notice>) -> Executed {

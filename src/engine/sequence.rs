@@ -19,6 +19,7 @@ use dashmap::DashMap;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use crate::catalog::sequence::Options;
 use crate::catalog::{store_error, Catalog, SequenceDef, TableDef, COUNTER_PREFIX};
 use crate::error::{sqlstate, SqlError, SqlResult};
 use crate::session::SequenceValues;
@@ -51,6 +52,9 @@ struct Block {
     /// The last value of the block (inclusive).
     end: i128,
     increment: i64,
+    /// The bounds and step it was reserved under: a block reserved before
+    /// ALTER SEQUENCE changed them is given up (a gap, as a lost block).
+    made_for: (i64, i64, i64),
 }
 
 impl Block {
@@ -98,38 +102,48 @@ fn limit_reached(name: &str, def: &SequenceDef) -> SqlError {
 }
 
 impl super::Engine {
-    /// ALTER SEQUENCE: `RESTART [[WITH] n]` sets the counter as
-    /// `setval(name, n, false)` does, outside a transaction block only
-    /// (PostgreSQL's RESTART rolls back with its block; a counter cannot);
-    /// any other change answers 0A000. Returns the notices to send (the
-    /// IF EXISTS skip); the session answers the command tag.
+    /// ALTER SEQUENCE. Changes of the definition (AS, INCREMENT, MINVALUE,
+    /// MAXVALUE, START, CACHE, CYCLE, OWNED BY) and RENAME TO are catalog
+    /// changes, transactional in a block. `RESTART [[WITH] n]` sets the
+    /// counter as `setval(name, n, false)` does, outside a transaction
+    /// block only (PostgreSQL's RESTART rolls back with its block; a
+    /// counter cannot). Returns the notices to send (the IF EXISTS skip);
+    /// the session answers the command tag.
     pub(super) async fn alter_sequence(
         &self,
         alter: &AlterSequence,
         block: crate::txn::Block,
         open: Option<&crate::txn::OpenTxn>,
+        user: &str,
     ) -> SqlResult<Vec<Notice>> {
-        let at = match &alter.change {
-            Change::Restart(at) => *at,
-            Change::OwnedBy(owner) => {
-                let ddl = self.ddl(open, None, crate::claims::now_ms());
-                return own_sequence(&ddl, alter, owner.as_ref()).await;
-            }
+        let ddl = self.ddl(open, None, crate::claims::now_ms());
+        let name = &alter.name;
+        let (options, restart, owned_by) = match &alter.change {
             Change::Unsupported(what) => {
                 return Err(SqlError::unsupported(
                     format!("ALTER SEQUENCE ... {what} is not supported"),
-                    "keyclaim's ALTER SEQUENCE restarts a sequence (RESTART [WITH n]); for other changes create a new sequence, or set its value with setval()",
+                    "keyclaim's ALTER SEQUENCE takes AS, INCREMENT, MINVALUE, MAXVALUE, START, CACHE, CYCLE, RESTART, OWNED BY, RENAME TO and OWNER TO",
                 ))
             }
+            Change::Rename(to) => {
+                let done =
+                    super::rename::rename(&ddl, name, to, alter.if_exists, "ALTER SEQUENCE").await?;
+                return Ok(done.notices);
+            }
+            Change::Alter {
+                options,
+                restart,
+                owned_by,
+            } => (options, restart, owned_by),
+            Change::Owner(_) => (&Box::default(), &None, &None),
         };
-        if block != crate::txn::Block::Idle {
+        if restart.is_some() && block != crate::txn::Block::Idle {
             return Err(SqlError::unsupported(
-                "ALTER SEQUENCE inside a transaction block is not supported",
+                "ALTER SEQUENCE ... RESTART inside a transaction block is not supported",
                 "run it outside the block, or call setval(), which is not rolled back, inside it",
             ));
         }
-        let name = &alter.name;
-        let def = match self.inner.catalog.lookup(name, None).await? {
+        let def = match ddl.lookup(name).await? {
             None if alter.if_exists => {
                 return Ok(vec![super::ddl::notice(
                     "00000",
@@ -145,28 +159,58 @@ impl super::Engine {
                 format!("\"{name}\" is not a sequence"),
             ));
         };
-        let value = at.unwrap_or(seq.start);
-        if value < seq.min {
-            return Err(SqlError::new(
-                "22023",
-                format!(
-                    "RESTART value ({value}) cannot be less than MINVALUE ({})",
-                    seq.min
-                ),
-            ));
+        if let Change::Owner(role) = &alter.change {
+            // The connected user owns it already; there is no other role.
+            if role != user {
+                return Err(SqlError::new(
+                    sqlstate::UNDEFINED_OBJECT,
+                    format!("role \"{role}\" does not exist"),
+                ));
+            }
+            return Ok(Vec::new());
         }
-        if value > seq.max {
-            return Err(SqlError::new(
-                "22023",
-                format!(
-                    "RESTART value ({value}) cannot be greater than MAXVALUE ({})",
-                    seq.max
-                ),
-            ));
+        if let Some(owner) = owned_by {
+            own_sequence(&ddl, name, owner.as_ref()).await?;
         }
-        self.inner.sequences.set(name, seq, value, false).await?;
+        let mut seq = seq.clone();
+        if **options != Options::default() {
+            seq = seq.altered(options)?;
+            if restart.is_none() {
+                // PostgreSQL checks the counter against the new bounds.
+                let (last, _) = counter_state(self.inner.store.as_ref(), &seq).await?;
+                restart_in_bounds(&seq, last)?;
+            }
+            ddl.change(name, |current| {
+                let mut next =
+                    TableDef::clone(current.ok_or_else(|| SqlError::undefined_table(name))?);
+                if let Some(s) = next.sequence.as_mut() {
+                    *s = s.altered(options)?;
+                }
+                Ok(Some(next))
+            })
+            .await?;
+        }
+        if let Some(at) = restart {
+            let value = at.unwrap_or(seq.start);
+            restart_in_bounds(&seq, value)?;
+            self.inner.sequences.set(name, &seq, value, false).await?;
+        }
         Ok(Vec::new())
     }
+}
+
+/// RESTART's value (or the counter's, when the bounds change) within the
+/// sequence's bounds: PostgreSQL's 22023 otherwise.
+fn restart_in_bounds(seq: &SequenceDef, value: i64) -> SqlResult<()> {
+    let (which, bound) = match value {
+        v if v < seq.min => ("less than MINVALUE", seq.min),
+        v if v > seq.max => ("greater than MAXVALUE", seq.max),
+        _ => return Ok(()),
+    };
+    Err(SqlError::new(
+        "22023",
+        format!("RESTART value ({value}) cannot be {which} ({bound})"),
+    ))
 }
 
 /// ALTER SEQUENCE ... OWNED BY: the sequence goes with that column's table
@@ -174,26 +218,9 @@ impl super::Engine {
 /// it rolls back with its block.
 async fn own_sequence(
     ddl: &super::ddl::Ddl<'_>,
-    alter: &AlterSequence,
+    name: &str,
     owner: Option<&(String, String)>,
-) -> SqlResult<Vec<Notice>> {
-    let name = &alter.name;
-    match ddl.lookup(name).await? {
-        None if alter.if_exists => {
-            return Ok(vec![super::ddl::notice(
-                "00000",
-                format!("relation \"{name}\" does not exist, skipping"),
-            )])
-        }
-        None => return Err(SqlError::undefined_table(name)),
-        Some(def) if def.sequence.is_none() => {
-            return Err(SqlError::new(
-                "42809",
-                format!("\"{name}\" is not a sequence"),
-            ))
-        }
-        Some(_) => {}
-    }
+) -> SqlResult<()> {
     if let Some((table, column)) = owner {
         let t = ddl
             .lookup(table)
@@ -215,7 +242,7 @@ async fn own_sequence(
         Ok(Some(next))
     })
     .await?;
-    Ok(Vec::new())
+    Ok(())
 }
 
 /// What `SELECT * FROM` a sequence shows: PostgreSQL's `last_value` and
@@ -255,6 +282,12 @@ impl Sequences {
         let block = self.block_of(def);
         let mut block = block.lock().await;
         let mut out = Vec::with_capacity(n);
+        if block
+            .as_ref()
+            .is_some_and(|b| b.made_for != (def.increment, def.min, def.max))
+        {
+            *block = None;
+        }
         while out.len() < n {
             if let Some(v) = block.as_mut().and_then(Block::take) {
                 out.push(v);
@@ -321,6 +354,7 @@ impl Sequences {
                 next: first,
                 end,
                 increment: def.increment,
+                made_for: (def.increment, def.min, def.max),
             });
             Ok(State {
                 last: end as i64,

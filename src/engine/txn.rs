@@ -138,8 +138,13 @@ impl Engine {
                 }
             }
             (Utility::AlterSequence(alter), block) => {
+                // Its catalog changes are the block's, rolled back with it.
+                let open = match block {
+                    Block::InBlock => Some(self.open_for_write(session)),
+                    _ => session.open.clone(),
+                };
                 let skipped = self
-                    .alter_sequence(alter, block, session.open.as_ref())
+                    .alter_sequence(alter, block, open.as_ref(), &session.user)
                     .await?;
                 let mut done = utility::execute(session, utility)?;
                 done.notices.extend(skipped);

@@ -463,21 +463,9 @@ pub fn create_table(ct: &ast::CreateTable) -> SqlResult<CreateTable> {
         None => (Vec::new(), String::new()),
     };
     let mut def = TableDef {
-        name: name.clone(),
-        id: String::new(),
-        columns: columns.clone(),
-        primary_key: pk_cols.clone(),
         pkey_name,
-        uniques: Vec::new(),
-        cql_table: None,
-        sequence: None,
-        indexes: Vec::new(),
-        foreign_keys: Vec::new(),
-        count_limits: Vec::new(),
-        checks: Vec::new(),
-        dropped_slots: 0,
-        comment: None,
-        referenced_by: Vec::new(),
+        wide_ints: true,
+        ..TableDef::new(&name, "", columns.clone(), pk_cols.clone())
     };
     for &i in &pk_cols {
         def.columns[i].not_null = true;

@@ -197,11 +197,37 @@ async fn one_proxy_hands_out_ids_in_order_and_another_takes_a_fresh_block() {
         "0A000"
     );
     cb.batch_execute("ROLLBACK").await.unwrap();
+    // INCREMENT BY on the other proxy: once this proxy learns of it (a
+    // catalog refresh), it gives up the block it reserved under the old
+    // step and draws by the new one from where the counter stands.
+    cb.batch_execute("ALTER SEQUENCE s INCREMENT BY 3")
+        .await
+        .unwrap();
+    let mut v = nextval(&ca).await;
+    for _ in 0..50 {
+        if v > 5000 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        v = nextval(&ca).await;
+    }
+    assert!(
+        v > 5000 + keyclaim::engine::sequence::BLOCK,
+        "{v}: not from a block after the other proxy's"
+    );
+    assert_eq!(nextval(&ca).await, v + 3);
     assert_eq!(
-        common::sqlstate_of(&cb, "ALTER SEQUENCE s INCREMENT BY 2").await,
+        common::sqlstate_of(&cb, "ALTER SEQUENCE s SET SCHEMA other").await,
         "0A000"
     );
     a.shutdown().await;
     b.shutdown().await;
     test.cleanup().await;
+}
+
+async fn nextval(c: &tokio_postgres::Client) -> i64 {
+    c.query_one("SELECT nextval('s')", &[])
+        .await
+        .unwrap()
+        .get(0)
 }

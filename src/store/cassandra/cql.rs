@@ -280,15 +280,20 @@ pub fn is_existing_column_error(message: &str) -> bool {
     message.contains("already exists") || message.contains("conflicts with an existing column")
 }
 
-/// The CQL type of column `i`. A column added by ALTER TABLE is a
+/// The CQL type of column `i`: an integer column of a table with
+/// `wide_ints` is a `bigint` whatever its width. A column added by ALTER TABLE is a
 /// one-element tuple, so that a row stored before it was added (no cell)
 /// is told apart from a row that holds NULL (a tuple holding null), and
 /// reads the column's missing value (`catalog::layout`).
 pub fn column_type(def: &TableDef, i: usize) -> String {
     let c = &def.columns[i];
+    let ty = match &c.ty {
+        SqlType::Int2 | SqlType::Int4 if def.wide_ints => "bigint",
+        ty => cql_type(ty),
+    };
     match c.storage.missing {
-        Some(_) => format!("frozen<tuple<{}>>", cql_type(&c.ty)),
-        None => cql_type(&c.ty).to_owned(),
+        Some(_) => format!("frozen<tuple<{ty}>>"),
+        None => ty.to_owned(),
     }
 }
 
@@ -554,6 +559,19 @@ mod tests {
         assert!(create_rows_table("ks", &quoted).ends_with(
             "WITH comment = 'keyclaim storage o''hara.0192f0c4a1b27c3d8e9f001122334455'"
         ));
+    }
+
+    #[test]
+    fn integers_are_stored_at_64_bits_in_tables_that_say_so() {
+        let mut t = users();
+        t.columns[3].ty = SqlType::Int2;
+        t.columns[3].storage.missing = Some(crate::types::Value::Int2(0));
+        assert_eq!(column_type(&t, 0), "int");
+        assert_eq!(column_type(&t, 3), "frozen<tuple<smallint>>");
+        t.wide_ints = true;
+        assert_eq!(column_type(&t, 0), "bigint");
+        assert_eq!(column_type(&t, 1), "text");
+        assert_eq!(column_type(&t, 3), "frozen<tuple<bigint>>");
     }
 
     #[test]

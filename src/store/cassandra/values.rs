@@ -60,6 +60,10 @@ pub fn to_cql_as(v: &Value, col: &ColumnType<'_>) -> Option<CqlValue> {
         }
         (NativeType::Timeuuid, Value::Uuid(u)) => CqlValue::Timeuuid(CqlTimeuuid::from(*u)),
         (NativeType::Ascii, Value::Text(s)) => CqlValue::Ascii(s.clone()),
+        // Integers of any width in a table whose integers are 64 bits
+        // (`TableDef::wide_ints`).
+        (NativeType::BigInt, Value::Int2(i)) => CqlValue::BigInt(i64::from(*i)),
+        (NativeType::BigInt, Value::Int4(i)) => CqlValue::BigInt(i64::from(*i)),
         _ => return to_cql(v),
     })
 }
@@ -75,6 +79,12 @@ pub fn from_cql(ty: &SqlType, v: Option<&CqlValue>) -> StoreResult<Value> {
         (SqlType::Int2, CqlValue::SmallInt(i)) => Value::Int2(*i),
         (SqlType::Int4, CqlValue::Int(i)) => Value::Int4(*i),
         (SqlType::Int8, CqlValue::BigInt(i)) => Value::Int8(*i),
+        // A narrower column stored at 64 bits (`TableDef::wide_ints`);
+        // a value wider than it (written under a newer definition, read
+        // under an older one) keeps its width.
+        (SqlType::Int2 | SqlType::Int4, CqlValue::BigInt(i)) => {
+            Value::Int8(*i).cast_to(ty).unwrap_or(Value::Int8(*i))
+        }
         (SqlType::Float4, CqlValue::Float(f)) => Value::Float4(*f),
         (SqlType::Float8, CqlValue::Double(f)) => Value::Float8(*f),
         (SqlType::Numeric(_), CqlValue::Decimal(d)) => {
@@ -372,6 +382,31 @@ mod tests {
     }
 
     #[test]
+    fn integers_of_any_width_go_in_and_out_of_a_bigint_column() {
+        let big = ColumnType::Native(NativeType::BigInt);
+        assert_eq!(
+            to_cql_as(&Value::Int2(-3), &big),
+            Some(CqlValue::BigInt(-3))
+        );
+        assert_eq!(to_cql_as(&Value::Int4(7), &big), Some(CqlValue::BigInt(7)));
+        let stored = CqlValue::BigInt(7);
+        assert_eq!(
+            from_cql(&SqlType::Int2, Some(&stored)).unwrap(),
+            Value::Int2(7)
+        );
+        assert_eq!(
+            from_cql(&SqlType::Int4, Some(&stored)).unwrap(),
+            Value::Int4(7)
+        );
+        // Wider than the column (a newer definition wrote it): kept whole.
+        let wide = CqlValue::BigInt(1 << 40);
+        assert_eq!(
+            from_cql(&SqlType::Int4, Some(&wide)).unwrap(),
+            Value::Int8(1 << 40)
+        );
+    }
+
+    #[test]
     fn adopted_column_types_convert_both_ways() {
         let ts = Value::parse_text(&SqlType::TimestampTz, "2024-01-02 03:04:05.678+00").unwrap();
         let cql = to_cql_as(&ts, &ColumnType::Native(NativeType::Timestamp)).unwrap();
@@ -397,30 +432,16 @@ mod tests {
     fn rows_from_before_adoption_are_live_at_version_nil() {
         use crate::catalog::ColumnDef;
         let table = TableDef {
-            name: "t".into(),
-            id: "t.1".into(),
-            columns: vec![ColumnDef {
-                name: "id".into(),
-                ty: SqlType::Int4,
-                not_null: true,
-                default: None,
-                identity: None,
-                hidden: false,
-                comment: None,
-                storage: Default::default(),
-            }],
-            primary_key: vec![0],
-            pkey_name: "t_pkey".into(),
-            uniques: Vec::new(),
             cql_table: Some("ks.t".into()),
-            sequence: None,
-            indexes: Vec::new(),
-            foreign_keys: Vec::new(),
-            count_limits: Vec::new(),
-            checks: Vec::new(),
-            dropped_slots: 0,
-            comment: None,
-            referenced_by: Vec::new(),
+            ..TableDef::new(
+                "t",
+                "t.1",
+                vec![ColumnDef {
+                    not_null: true,
+                    ..ColumnDef::new("id", SqlType::Int4)
+                }],
+                vec![0],
+            )
         };
         let names = ["id".to_owned(), VERSION.to_owned(), LIVE.to_owned()];
         let old = [Some(CqlValue::Int(1)), None, None];
