@@ -52,12 +52,17 @@ struct Block {
     /// The last value of the block (inclusive).
     end: i128,
     increment: i64,
-    /// The bounds and step it was reserved under: a block reserved before
-    /// ALTER SEQUENCE changed them is given up (a gap, as a lost block).
-    made_for: (i64, i64, i64),
 }
 
 impl Block {
+    /// Whether what is left of it is what `def` would hand out: a block
+    /// reserved before ALTER SEQUENCE changed the step, or moved a bound
+    /// inside it, is given up (a gap, as a lost block is).
+    fn fits(&self, def: &SequenceDef) -> bool {
+        let (lo, hi) = (self.next.min(self.end), self.next.max(self.end));
+        self.increment == def.increment && lo >= def.min as i128 && hi <= def.max as i128
+    }
+
     fn take(&mut self) -> Option<i64> {
         let ahead = if self.increment > 0 {
             self.next <= self.end
@@ -282,10 +287,7 @@ impl Sequences {
         let block = self.block_of(def);
         let mut block = block.lock().await;
         let mut out = Vec::with_capacity(n);
-        if block
-            .as_ref()
-            .is_some_and(|b| b.made_for != (def.increment, def.min, def.max))
-        {
+        if block.as_ref().is_some_and(|b| !b.fits(def)) {
             *block = None;
         }
         while out.len() < n {
@@ -354,7 +356,6 @@ impl Sequences {
                 next: first,
                 end,
                 increment: def.increment,
-                made_for: (def.increment, def.min, def.max),
             });
             Ok(State {
                 last: end as i64,

@@ -186,7 +186,7 @@ def main() -> None:
             stock_rows("sku, location, note"),
         )
 
-    @step("migrate stock (PositiveIntegerField CHECK, AlterField max_length, AddField ForeignKey)")
+    @step("migrate stock (PositiveIntegerField CHECK, AlterField max_length, AddField ForeignKey, AutoField to BigAutoField)")
     def _():
         done = migrate("stock")
         from stock.models import StockLevel, Supplier
@@ -206,6 +206,57 @@ def main() -> None:
             len(long.sku),
             refused,
             stock_rows("sku, supplier_id"),
+        )
+
+    def bin_columns():
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT table_name, column_name, data_type FROM information_schema.columns"
+                " WHERE table_name IN ('stock_bin', 'stock_stocklevel')"
+                " AND data_type IN ('integer', 'bigint') ORDER BY 1, 2"
+            )
+            columns = cursor.fetchall()
+            cursor.execute(
+                "SELECT sequencename, data_type, max_value FROM pg_sequences"
+                " WHERE sequencename LIKE 'stock_bin%' ORDER BY 1"
+            )
+            return columns, cursor.fetchall()
+
+    @step("migrate stock back to 0006 (BigAutoField to AutoField: checked against the keys), and forward")
+    def _():
+        from stock.models import Bin, StockLevel
+
+        b1 = Bin.objects.create(label="b1")
+        big = Bin.objects.create(id=3_000_000_000, label="big")
+        StockLevel.objects.filter(sku="pre").update(bin=b1, quantity=5_000_000_000)
+        StockLevel.objects.filter(sku="pre2").update(bin=big)
+        try:
+            migrate("stock", "0006")
+        except Exception as e:
+            refused = describe_error(e)
+        still = bin_columns()
+        big.delete()  # on_delete=CASCADE takes pre2 with it
+        back = migrate("stock", "0006")
+        narrowed = bin_columns()
+        forward = migrate("stock")
+        later = Bin.objects.create(label="later")
+        try:
+            with transaction.atomic():
+                StockLevel.objects.filter(sku="pre").update(bin_id=4_000_000_000)
+        except IntegrityError as e:
+            refused_fk = describe_error(e)
+        return (
+            refused,
+            still,
+            back,
+            narrowed,
+            forward,
+            bin_columns(),
+            later.id,
+            refused_fk,
+            list(
+                StockLevel.objects.order_by("sku").values_list("sku", "quantity", "bin__label")
+            ),
         )
 
     @step("CHECK constraint enforced")
