@@ -100,7 +100,8 @@
 //!   without a primary key keys its rows by a hidden row id
 //!   (`catalog::row_id`). A column's
 //!   slot in stored rows and its storage name (`catalog::layout`) let
-//!   columns be added, dropped and renamed without rewriting rows; CHECK
+//!   columns be added, dropped, renamed and retyped between integer
+//!   widths without rewriting rows; CHECK
 //!   constraints are `catalog::check` (declared, compiled and printed by
 //!   `sql::check`); a partial unique index's WHERE is
 //!   `catalog::predicate`, decided from a row's values alone. What a claim

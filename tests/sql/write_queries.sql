@@ -22,7 +22,7 @@ SELECT * FROM totals ORDER BY author;
 INSERT INTO totals SELECT 'z';
 SELECT * FROM totals WHERE author = 'z';
 -- A duplicate among the rows, or against a row there: nothing is inserted.
-INSERT INTO authors (name) SELECT author FROM imports;
+INSERT INTO authors (name) SELECT author FROM imports ORDER BY id;
 INSERT INTO authors (name) SELECT 'New' UNION ALL SELECT 'New';
 SELECT count(*) FROM authors;
 -- ON CONFLICT with a query's rows.

@@ -269,7 +269,7 @@ async fn extended_protocol_describes_engine_queries() {
     .unwrap();
     let stmt = c
         .prepare(
-            "SELECT g, count(*), sum(g), sum(id), avg(id), max(n), string_agg(s, ','), min(v), g + 1 \
+            "SELECT g, count(*), sum(g), sum(id), avg(id), max(n), string_agg(s, ',' ORDER BY s), min(v), g + 1 \
              FROM t WHERE id > $1 GROUP BY g ORDER BY g",
         )
         .await
