@@ -176,16 +176,7 @@ impl SequenceDef {
                 "MINVALUE ({min}) must be less than MAXVALUE ({max})"
             )));
         }
-        if start < min {
-            return Err(invalid(format!(
-                "START value ({start}) cannot be less than MINVALUE ({min})"
-            )));
-        }
-        if start > max {
-            return Err(invalid(format!(
-                "START value ({start}) cannot be greater than MAXVALUE ({max})"
-            )));
-        }
+        self.within_bounds("START", start)?;
         if self.cache <= 0 {
             return Err(invalid(format!(
                 "CACHE ({}) must be greater than zero",
@@ -193,6 +184,19 @@ impl SequenceDef {
             )));
         }
         Ok(self)
+    }
+
+    /// START's value, or RESTART's (`what`), within MINVALUE and
+    /// MAXVALUE: PostgreSQL's 22023 otherwise.
+    pub fn within_bounds(&self, what: &str, value: i64) -> SqlResult<()> {
+        let (which, bound) = match value {
+            v if v < self.min => ("less than MINVALUE", self.min),
+            v if v > self.max => ("greater than MAXVALUE", self.max),
+            _ => return Ok(()),
+        };
+        Err(invalid(format!(
+            "{what} value ({value}) cannot be {which} ({bound})"
+        )))
     }
 
     /// `setval`'s bounds check (22003, PostgreSQL's message).

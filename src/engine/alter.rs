@@ -41,16 +41,9 @@ pub async fn alter_table(ddl: &Ddl<'_>, plan: &AlterTable, env: &dyn Env) -> Sql
         }
         return Err(SqlError::undefined_table(name));
     };
-    // OWNER TO, which pg_dump writes after each relation: the owner is the
-    // connected user already, and there is no other role.
     for op in &plan.ops {
         if let AlterOp::Owner { role: Some(r) } = op {
-            if *r != env.user() {
-                return Err(SqlError::new(
-                    sqlstate::UNDEFINED_OBJECT,
-                    format!("role \"{r}\" does not exist"),
-                ));
-            }
+            ddl::owner_is_user(r, &env.user())?;
         }
     }
     let ops: Vec<AlterOp> = plan

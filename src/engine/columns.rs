@@ -527,11 +527,8 @@ pub async fn set_types_checked(
     changes: &[(&str, &SqlType)],
 ) -> SqlResult<()> {
     ddl::hold_for_row_checks(ddl, &table.name, "ALTER TABLE ... ALTER COLUMN ... TYPE").await?;
-    // Tried on a copy first, so that the edit below cannot fail.
-    let mut tried = table.clone();
-    for (column, ty) in changes {
-        set_type(&mut tried, column, ty)?;
-    }
+    // The caller found each change possible ([`retype`]) on `table`, so
+    // the edit below does not fail.
     let edit = |next: &mut TableDef, keep: bool| {
         for (column, ty) in changes {
             let (Some(i), Some(was)) = (next.column_index(column), table.column_index(column))

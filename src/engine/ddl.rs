@@ -71,6 +71,18 @@ static NO_TABLE: TableDef = TableDef {
     wide_ints: false,
 };
 
+/// OWNER TO `role` (pg_dump writes it after each relation): the connected
+/// `user` owns every relation already, and there is no other role.
+pub(super) fn owner_is_user(role: &str, user: &str) -> SqlResult<()> {
+    if role != user {
+        return Err(SqlError::new(
+            sqlstate::UNDEFINED_OBJECT,
+            format!("role \"{role}\" does not exist"),
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn command(tag: &str, notices: Vec<Notice>) -> Executed {
     Executed {
         outcome: Outcome::Command { tag: tag.into() },

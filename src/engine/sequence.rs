@@ -165,13 +165,7 @@ impl super::Engine {
             ));
         };
         if let Change::Owner(role) = &alter.change {
-            // The connected user owns it already; there is no other role.
-            if role != user {
-                return Err(SqlError::new(
-                    sqlstate::UNDEFINED_OBJECT,
-                    format!("role \"{role}\" does not exist"),
-                ));
-            }
+            super::ddl::owner_is_user(role, user)?;
             return Ok(Vec::new());
         }
         if let Some(owner) = owned_by {
@@ -183,7 +177,7 @@ impl super::Engine {
             if restart.is_none() {
                 // PostgreSQL checks the counter against the new bounds.
                 let (last, _) = counter_state(self.inner.store.as_ref(), &seq).await?;
-                restart_in_bounds(&seq, last)?;
+                seq.within_bounds("RESTART", last)?;
             }
             ddl.change(name, |current| {
                 let mut next =
@@ -197,25 +191,11 @@ impl super::Engine {
         }
         if let Some(at) = restart {
             let value = at.unwrap_or(seq.start);
-            restart_in_bounds(&seq, value)?;
+            seq.within_bounds("RESTART", value)?;
             self.inner.sequences.set(name, &seq, value, false).await?;
         }
         Ok(Vec::new())
     }
-}
-
-/// RESTART's value (or the counter's, when the bounds change) within the
-/// sequence's bounds: PostgreSQL's 22023 otherwise.
-fn restart_in_bounds(seq: &SequenceDef, value: i64) -> SqlResult<()> {
-    let (which, bound) = match value {
-        v if v < seq.min => ("less than MINVALUE", seq.min),
-        v if v > seq.max => ("greater than MAXVALUE", seq.max),
-        _ => return Ok(()),
-    };
-    Err(SqlError::new(
-        "22023",
-        format!("RESTART value ({value}) cannot be {which} ({bound})"),
-    ))
 }
 
 /// ALTER SEQUENCE ... OWNED BY: the sequence goes with that column's table

@@ -128,9 +128,12 @@ fn options(change: &[&Token]) -> Option<Vec<String>> {
                 k += 1;
             }
             format!("owned_by={}", text(from, k))
-        } else if word(k, "as") && change.get(k + 1).is_some() {
+        } else if word(k, "as") {
+            let Some(Token::Word(ty)) = change.get(k + 1) else {
+                return None;
+            };
             k += 2;
-            format!("as={}", text(k - 1, k))
+            format!("as={}", super::folded(ty))
         } else if word(k, "increment") {
             k += 1 + usize::from(word(k + 1, "by"));
             format!("increment={}", number(&mut k)?)
@@ -148,12 +151,20 @@ fn options(change: &[&Token]) -> Option<Vec<String>> {
             let cycle = word(k, "cycle");
             k += if cycle { 1 } else { 2 };
             format!("cycle={cycle}")
-        } else if k == 0 && change.len() == 3 && word(0, "rename") && word(1, "to") {
+        } else if k == 0
+            && change.len() == 3
+            && (word(0, "rename") || word(0, "owner"))
+            && word(1, "to")
+        {
+            let Token::Word(name) = change[2] else {
+                return None;
+            };
             k = 3;
-            format!("rename={}", text(2, 3))
-        } else if k == 0 && change.len() == 3 && word(0, "owner") && word(1, "to") {
-            k = 3;
-            format!("owner={}", text(2, 3))
+            format!(
+                "{}={}",
+                change[0].to_string().to_lowercase(),
+                super::folded(name)
+            )
         } else {
             return None;
         };
@@ -201,8 +212,8 @@ pub fn plan(values: &[Expr]) -> SqlResult<AlterSequence> {
             "minvalue" => options.min = Some(bound()?),
             "maxvalue" => options.max = Some(bound()?),
             "cycle" => options.cycle = Some(value == "true"),
-            "rename" => change = Some(Change::Rename(folded(value))),
-            "owner" => change = Some(Change::Owner(folded(value))),
+            "rename" => change = Some(Change::Rename(value.to_owned())),
+            "owner" => change = Some(Change::Owner(value.to_owned())),
             _ => change = Some(Change::Unsupported(value.to_owned())),
         }
     }
@@ -215,14 +226,6 @@ pub fn plan(values: &[Expr]) -> SqlResult<AlterSequence> {
             owned_by,
         }),
     })
-}
-
-/// An identifier as written in the statement, folded as PostgreSQL folds it.
-fn folded(written: &str) -> String {
-    match written.strip_prefix('"').and_then(|w| w.strip_suffix('"')) {
-        Some(quoted) => quoted.replace("\"\"", "\""),
-        None => written.to_lowercase(),
-    }
 }
 
 /// OWNED BY's `table.column` or NONE.
@@ -241,7 +244,7 @@ fn owner(written: &str) -> SqlResult<Option<(String, String)>> {
     }
 }
 
-/// AS's type: any type PostgreSQL knows, which CREATE SEQUENCE's checks
+/// AS's type (its name folded): any type PostgreSQL knows, which CREATE SEQUENCE's checks
 /// then limit to the integers (22023); 42704 for a name it does not know.
 fn sequence_type(written: &str) -> SqlResult<SqlType> {
     let dialect = sqlparser::dialect::PostgreSqlDialect {};
@@ -253,7 +256,7 @@ fn sequence_type(written: &str) -> SqlResult<SqlType> {
         .ok_or_else(|| {
             SqlError::new(
                 crate::error::sqlstate::UNDEFINED_OBJECT,
-                format!("type \"{}\" does not exist", folded(written)),
+                format!("type \"{written}\" does not exist"),
             )
         })
 }
