@@ -1558,6 +1558,7 @@ fn cast_type_name(dt: &ast::DataType) -> String {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Void => "void",
+            SqlType::Oid => "oid",
             SqlType::Array(_) => "array",
         }
         .into(),

@@ -74,6 +74,7 @@ pub(super) fn array_pg_type(elem: &SqlType) -> Type {
         SqlType::TimestampTz => Type::TIMESTAMPTZ_ARRAY,
         SqlType::Json => Type::JSON_ARRAY,
         SqlType::Jsonb => Type::JSONB_ARRAY,
+        SqlType::Oid => Type::OID_ARRAY,
         // No array is of void (nothing builds one); an array's element is
         // never an array (`array_of` flattens).
         SqlType::Text | SqlType::Void | SqlType::Array(_) => Type::TEXT_ARRAY,
@@ -99,6 +100,7 @@ pub(super) fn array_pg_name(elem: &SqlType) -> &'static str {
         SqlType::TimestampTz => "timestamp with time zone[]",
         SqlType::Json => "json[]",
         SqlType::Jsonb => "jsonb[]",
+        SqlType::Oid => "oid[]",
         SqlType::Text | SqlType::Void | SqlType::Array(_) => "text[]",
     }
 }

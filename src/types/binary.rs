@@ -20,6 +20,7 @@ impl Value {
             SqlType::Int2 => Value::Int2(get(&Type::INT2, bytes)?),
             SqlType::Int4 => Value::Int4(get(&Type::INT4, bytes)?),
             SqlType::Int8 => Value::Int8(get(&Type::INT8, bytes)?),
+            SqlType::Oid => Value::Int8(get::<u32>(&Type::OID, bytes)?.into()),
             SqlType::Float4 => Value::Float4(get(&Type::FLOAT4, bytes)?),
             SqlType::Float8 => Value::Float8(get(&Type::FLOAT8, bytes)?),
             SqlType::Numeric(_) => Value::Numeric(decode_numeric_binary(bytes)?),
@@ -55,6 +56,14 @@ impl Value {
         }
         if *ty == SqlType::Void {
             // void_send: no bytes.
+            return Ok(true);
+        }
+        if *ty == SqlType::Oid {
+            // oidsend: 4 bytes, unsigned.
+            let Value::Int8(oid) = self.cast_to(ty)? else {
+                return Err(SqlError::internal("an oid that is not an integer"));
+            };
+            out.put_u32(u32::try_from(oid).map_err(|_| SqlError::internal("an oid out of range"))?);
             return Ok(true);
         }
         let cast;
@@ -149,6 +158,25 @@ mod tests {
             assert_eq!(text(&back), *expected, "{type_sql} {input:?}");
             assert_eq!(key(&back), key(&v), "{type_sql} {input:?}");
         }
+    }
+
+    #[test]
+    fn an_oid_is_four_unsigned_bytes_and_reads_negative_text_as_its_bits() {
+        // oidsend / oidin in PostgreSQL: encode(oidsend(4294967295), 'hex')
+        // is ffffffff, and '-1'::oid is 4294967295.
+        let max = Value::parse_text(&SqlType::Oid, "-1").expect("oidin");
+        assert_eq!(max, Value::Int8(u32::MAX.into()));
+        let mut out = BytesMut::new();
+        assert!(max.encode_binary(&SqlType::Oid, &mut out).expect("oidsend"));
+        assert_eq!(hex(&out), "ffffffff");
+        assert_eq!(
+            Value::decode_binary(&SqlType::Oid, &out).expect("oidrecv"),
+            max
+        );
+        assert!(Value::parse_text(&SqlType::Oid, "4294967296").is_err());
+        assert!(Value::Int8(1 << 32)
+            .encode_binary(&SqlType::Oid, &mut out)
+            .is_err());
     }
 
     #[test]

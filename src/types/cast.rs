@@ -44,6 +44,14 @@ impl Value {
                 coerce_string(&text, ty)?
             }
 
+            // An OID is an integer in 0..=u32::MAX (PostgreSQL's int8 to
+            // oid cast answers `OID out of range` beyond it).
+            (V::Int2(_) | V::Int4(_) | V::Int8(_), T::Oid) => {
+                let i = self.as_i64().unwrap_or_default();
+                u32::try_from(i).map_err(|_| out_of_range("OID"))?;
+                V::Int8(i)
+            }
+
             // Integers, floats and numeric.
             (V::Int2(_) | V::Int4(_) | V::Int8(_), _) if ty.is_numeric() => {
                 let i = self.as_i64().unwrap_or_default();

@@ -85,6 +85,12 @@ pub enum SqlType {
     /// A function result that carries no value (`pg_advisory_lock`):
     /// shown as an empty text, sent as zero bytes. Never a column's type.
     Void,
+    /// `oid`, a catalog row's 32-bit identifier: what the query engine's
+    /// catalog columns and casts (`'int4'::regtype::oid`, `$1::oid[]`)
+    /// produce, so that clients decode them as PostgreSQL sends them
+    /// (asyncpg's type introspection binds an `oid[]`). Never a column's
+    /// type; its values are `Value::Int8` in 0..=u32::MAX.
+    Oid,
     /// A one-dimensional array of the element type, which is never itself
     /// an array (`SqlType::array_of`).
     Array(Box<SqlType>),

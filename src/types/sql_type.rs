@@ -78,6 +78,7 @@ impl SqlType {
             SqlType::Json => Type::JSON,
             SqlType::Jsonb => Type::JSONB,
             SqlType::Void => Type::VOID,
+            SqlType::Oid => Type::OID,
             SqlType::Array(elem) => super::array::array_pg_type(elem),
         }
     }
@@ -103,6 +104,7 @@ impl SqlType {
             Type::TIMESTAMPTZ => SqlType::TimestampTz,
             Type::JSON => SqlType::Json,
             Type::JSONB => SqlType::Jsonb,
+            Type::OID => SqlType::Oid,
             _ => return super::array::from_array_pg_type(ty),
         };
         Some(t)
@@ -143,6 +145,7 @@ impl SqlType {
             SqlType::Json => "json",
             SqlType::Jsonb => "jsonb",
             SqlType::Void => "void",
+            SqlType::Oid => "oid",
             SqlType::Array(elem) => super::array::array_pg_name(elem),
         }
     }

@@ -29,6 +29,9 @@ impl Value {
             SqlType::Int4 => parse_int(s, "integer", i32::MIN as i64, i32::MAX as i64)
                 .map(|v| Value::Int4(v as i32)),
             SqlType::Int8 => parse_int(s, "bigint", i64::MIN, i64::MAX).map(Value::Int8),
+            // oidin takes a negative int4 as the unsigned value of its bits.
+            SqlType::Oid => parse_int(s, "oid", i32::MIN.into(), u32::MAX.into())
+                .map(|v| Value::Int8(if v < 0 { v + (1 << 32) } else { v })),
             SqlType::Float4 => parse_float4(s).map(Value::Float4),
             SqlType::Float8 => parse_float8(s).map(Value::Float8),
             SqlType::Numeric(_) => parse_numeric(s).map(Value::Numeric),

@@ -19,7 +19,7 @@ fn type_size(ty: &SqlType) -> i16 {
     match ty {
         SqlType::Bool => 1,
         SqlType::Int2 => 2,
-        SqlType::Int4 | SqlType::Float4 | SqlType::Date => 4,
+        SqlType::Int4 | SqlType::Float4 | SqlType::Date | SqlType::Oid => 4,
         SqlType::Int8 | SqlType::Float8 | SqlType::Timestamp | SqlType::TimestampTz => 8,
         SqlType::Uuid => 16,
         SqlType::Numeric(_)

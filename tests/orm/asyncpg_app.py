@@ -27,9 +27,6 @@ import asyncpg
 
 KNOWN_FAILURES: set[str] = {
     "numeric sum scale",
-    "= ANY($1) with an integer list",
-    "= ANY($1) with a uuid list",
-    "integer[] column",
     "copy_records_to_table",
     "listen/notify",
 }

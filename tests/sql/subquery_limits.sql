@@ -10,3 +10,9 @@ SELECT c.name, (SELECT o.number * 10 + c.id FROM ord o WHERE o.customer_id = c.i
 SELECT c.name, (SELECT o.number + c.id FROM ord o WHERE o.customer_id = c.id) FROM cust c ORDER BY c.name;
 DROP TABLE ord;
 DROP TABLE cust;
+-- A correlated subquery with a WITH of its own (lifted, computed once for every starting row).
+CREATE TABLE emp (id integer PRIMARY KEY, boss integer, name text);
+INSERT INTO emp VALUES (1, NULL, 'Ann'), (2, 1, 'Bob'), (3, 2, 'Cyd'), (4, 2, 'Dan'), (5, NULL, 'Eve');
+SELECT e.name, (WITH RECURSIVE up(id, boss, depth) AS (SELECT x.id, x.boss, 0 FROM emp x WHERE x.id = e.id UNION ALL SELECT m.id, m.boss, up.depth + 1 FROM emp m, up WHERE m.id = up.boss) SELECT id FROM up ORDER BY depth DESC LIMIT 1) AS top, (WITH RECURSIVE up AS (SELECT x.boss, 1 AS depth FROM emp x WHERE e.id = x.id AND x.boss IS NOT NULL UNION ALL SELECT m.boss, up.depth + 1 FROM emp m JOIN up ON m.id = up.boss WHERE m.boss IS NOT NULL) SELECT max(depth) FROM up) AS levels FROM emp e ORDER BY e.id;
+SELECT e.name, (WITH r AS (SELECT x.name FROM emp x WHERE x.boss = e.id) SELECT count(*) FROM r) AS reports, (WITH r AS (SELECT x.name FROM emp x WHERE x.boss = e.id) SELECT string_agg(r.name, ',' ORDER BY r.name) FROM r) AS names FROM emp e ORDER BY e.id;
+DROP TABLE emp;

@@ -23,6 +23,7 @@ mod declared;
 mod errors;
 mod from_functions;
 mod json;
+mod lifted_ctes;
 mod like;
 mod origins;
 mod provider;

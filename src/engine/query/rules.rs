@@ -79,6 +79,7 @@ pub(crate) fn rewrite(q: &mut Query) -> SqlResult<()> {
     super::from_functions::lateral_key_arrays(q);
     super::from_functions::functions_in_from(q)?;
     super::system::empty_set_selects(q);
+    super::lifted_ctes::lift_correlated_ctes(q);
     super::subqueries::exists_limits(q);
     super::subqueries::select_list_subqueries(q);
     super::subqueries::scalar_subqueries(q);
@@ -778,6 +779,17 @@ fn is_regclass(e: &Expr) -> bool {
     }
 }
 
+/// Whether an expression is a cast to regtype.
+fn is_regtype(e: &Expr) -> bool {
+    match e {
+        Expr::Nested(inner) => is_regtype(inner),
+        Expr::Cast { data_type, .. } => {
+            matches!(catalog_cast(data_type), Some(CatalogCast::Call(f)) if f == super::system::REGTYPE)
+        }
+        _ => false,
+    }
+}
+
 /// Whether a cast is to text (or `name`).
 fn is_text(dt: &DataType) -> bool {
     matches!(dt, DataType::Text | DataType::Varchar(_))
@@ -813,6 +825,11 @@ pub(crate) fn regclass_names(q: &mut Query) {
                 let mut inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
                 name(&mut inner);
                 *e = inner;
+            } else if is_text(data_type) && is_regtype(expr) {
+                // `elemtype::regtype::text` (asyncpg's type introspection)
+                // is the type's name.
+                let inner = std::mem::replace(expr.as_mut(), Expr::value(Value::Null));
+                *e = call(super::system::REGTYPE_OUT, inner);
             }
         }
         ControlFlow::<()>::Continue(())

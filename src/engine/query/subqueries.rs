@@ -44,7 +44,7 @@ use super::aggregates::SINGLE_VALUE;
 use super::rules::{call, call_with, folded};
 
 /// Whether an expression computes an aggregate or a window function.
-fn aggregates(e: &Expr) -> bool {
+pub(super) fn aggregates(e: &Expr) -> bool {
     let mut found = false;
     let _ = e.visit(&mut FindAggregate(&mut found));
     found
@@ -436,7 +436,7 @@ pub(crate) fn scalar_subqueries(q: &mut Query) {
 
 /// The names a SELECT's FROM gives its relations (aliases, else table
 /// names), folded; None if some relation cannot be named so.
-fn from_names(s: &Select) -> Option<HashSet<String>> {
+pub(super) fn from_names(s: &Select) -> Option<HashSet<String>> {
     let mut names = HashSet::new();
     for twj in &s.from {
         for factor in std::iter::once(&twj.relation).chain(twj.joins.iter().map(|j| &j.relation)) {
@@ -459,7 +459,7 @@ fn from_names(s: &Select) -> Option<HashSet<String>> {
 }
 
 /// The split of a conjunction into its conjuncts.
-fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
+pub(super) fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     match e {
         Expr::BinaryOp {
             left,
@@ -484,7 +484,7 @@ fn conjuncts(e: Expr, out: &mut Vec<Expr>) {
     }
 }
 
-fn and(items: Vec<Expr>) -> Option<Expr> {
+pub(super) fn and(items: Vec<Expr>) -> Option<Expr> {
     items.into_iter().reduce(|a, b| Expr::BinaryOp {
         left: Box::new(a),
         op: BinaryOperator::And,
@@ -495,7 +495,7 @@ fn and(items: Vec<Expr>) -> Option<Expr> {
 /// A qualified column's (qualifier, column), folded; a schema before the
 /// relation (`pg_catalog.pg_attribute.attname`, as SQLAlchemy writes
 /// catalog columns) is left out.
-fn qualified(e: &Expr) -> Option<(String, String)> {
+pub(super) fn qualified(e: &Expr) -> Option<(String, String)> {
     match e {
         Expr::CompoundIdentifier(parts) if matches!(parts.len(), 2 | 3) => {
             let n = parts.len();
@@ -506,7 +506,7 @@ fn qualified(e: &Expr) -> Option<(String, String)> {
 }
 
 /// How an expression refers to columns: (outer, inner or unqualified).
-fn references(e: &Expr, inner: &HashSet<String>) -> (bool, bool) {
+pub(super) fn references(e: &Expr, inner: &HashSet<String>) -> (bool, bool) {
     struct Refs<'a> {
         inner: &'a HashSet<String>,
         outer: bool,

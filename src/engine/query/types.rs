@@ -18,7 +18,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use datafusion::arrow::array::{
     ArrayRef, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder, Float32Builder,
     Float64Builder, Int16Builder, Int32Builder, Int64Builder, ListArray, StringBuilder,
-    TimestampMicrosecondBuilder,
+    TimestampMicrosecondBuilder, UInt32Builder,
 };
 use datafusion::arrow::buffer::{NullBuffer, OffsetBuffer};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, Schema, SchemaRef, TimeUnit};
@@ -63,6 +63,7 @@ pub(crate) fn arrow_type(ty: &SqlType) -> DataType {
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         // No column has it (only advisory lock functions return it).
         SqlType::Void => DataType::Null,
+        SqlType::Oid => DataType::UInt32,
         SqlType::Array(elem) => DataType::List(list_field(elem)),
     }
 }
@@ -186,7 +187,9 @@ pub(crate) fn sql_type(field: &Field) -> SqlResult<SqlType> {
         DataType::Int32 | DataType::UInt16 => SqlType::Int4,
         // UInt64 is what DataFusion's row_number, rank and dense_rank
         // return, which PostgreSQL types bigint.
-        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => SqlType::Int8,
+        DataType::Int64 | DataType::UInt64 => SqlType::Int8,
+        // Only the catalog's OIDs are 32-bit unsigned in the engine.
+        DataType::UInt32 => SqlType::Oid,
         DataType::Float16 | DataType::Float32 => SqlType::Float4,
         DataType::Float64 => SqlType::Float8,
         DataType::Decimal32(..)
@@ -283,6 +286,9 @@ pub(crate) fn column_array<'a>(
             Value::TimestampTz(t) => t.timestamp_micros()
         ),
         SqlType::Void => Arc::new(datafusion::arrow::array::NullArray::new(n)) as ArrayRef,
+        SqlType::Oid => {
+            build!(UInt32Builder::with_capacity(n), Value::Int8(x) => u32::try_from(*x).map_err(|_| bad(ty, &Value::Int8(*x)))?)
+        }
         SqlType::Array(elem) => {
             // The rows' elements in one child array, each row a slice of it.
             let mut offsets = Vec::with_capacity(n + 1);

@@ -60,6 +60,8 @@ pub fn cql_type(ty: &SqlType) -> &'static str {
         SqlType::Numeric(_) => "decimal",
         SqlType::Text | SqlType::Varchar(_) | SqlType::Char(_) => "text",
         SqlType::Json | SqlType::Jsonb | SqlType::Void => "text",
+        // Never a column's type (the query engine's catalog columns).
+        SqlType::Oid => "bigint",
         // An array is kept as its text form (`to_cql`).
         SqlType::Array(_) => "text",
         SqlType::Bytea => "blob",

@@ -268,6 +268,18 @@ const SPECS: &[Spec] = &[
         body: |s, a| Ok(text(oid_arg(a.first()).map(|o| s.regclass_text(o)))),
     },
     Spec {
+        // regtypeout: a type's name as format_type gives it, `-` for 0.
+        name: REGTYPE_OUT,
+        takes: OID,
+        gives: Ret::Text,
+        body: |_, a| {
+            Ok(text(oid_arg(a.first()).map(|o| match o {
+                0 => "-".to_string(),
+                o => pg_types::format(o, None),
+            })))
+        },
+    },
+    Spec {
         // keyclaim keeps expressions as their text already.
         name: "pg_get_expr",
         takes: &[&[Arg::Text, Arg::Oid], &[Arg::Text, Arg::Oid, Arg::Bool]],
@@ -603,6 +615,7 @@ pub(crate) const REGTYPE: &str = "regtype";
 /// A regclass as text: its relation's name (`rules` calls it where a
 /// regclass is shown or cast to text).
 pub(crate) const REGCLASS_OUT: &str = "regclassout";
+pub(crate) const REGTYPE_OUT: &str = "regtypeout";
 
 /// Whether a function (by its unqualified lower-case name) is answered here.
 pub(crate) fn is_system_function(name: &str) -> bool {

@@ -37,7 +37,7 @@ use datafusion::sql::sqlparser::ast as df_ast;
 use crate::catalog::{CheckDef, CountLimitDef, ForeignKeyDef, TableDef};
 use crate::session::settings::Guc;
 
-pub(crate) use functions::{is_system_function, REGCLASS, REGCLASS_OUT, REGTYPE};
+pub(crate) use functions::{is_system_function, REGCLASS, REGCLASS_OUT, REGTYPE, REGTYPE_OUT};
 
 /// The schemas that hold system relations.
 pub(crate) const PG_CATALOG: &str = "pg_catalog";

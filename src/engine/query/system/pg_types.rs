@@ -244,6 +244,7 @@ fn equality(ty: &SqlType) -> u32 {
         SqlType::Timestamp => 2060,
         SqlType::TimestampTz => 1320,
         SqlType::Jsonb => 3240,
+        SqlType::Oid => 607,
         SqlType::Array(_) => 1070,
         SqlType::Json | SqlType::Void => 0,
     }
