@@ -104,7 +104,6 @@ impl SqlType {
             Type::TIMESTAMPTZ => SqlType::TimestampTz,
             Type::JSON => SqlType::Json,
             Type::JSONB => SqlType::Jsonb,
-            Type::OID => SqlType::Oid,
             _ => return super::array::from_array_pg_type(ty),
         };
         Some(t)
@@ -620,7 +619,12 @@ mod tests {
         assert_eq!(SqlType::Varchar(Some(3)).pg_type(), Type::VARCHAR);
         assert_eq!(SqlType::Char(Some(3)).pg_type(), Type::BPCHAR);
         assert_eq!(SqlType::from_pg_type(&Type::UNKNOWN), None);
+        // An oid is never a column's type, so neither is a parameter
+        // declared oid taken as one.
         assert_eq!(SqlType::from_pg_type(&Type::OID), None);
+        assert_eq!(SqlType::Oid.pg_type(), Type::OID);
+        assert_eq!(SqlType::Oid.pg_name(), "oid");
+        assert_eq!(SqlType::array_of(SqlType::Oid).pg_type(), Type::OID_ARRAY);
         assert_eq!(SqlType::from_pg_type(&Type::INTERVAL), None);
         // pg_attribute.atttypmod as PostgreSQL reports it.
         assert_eq!(SqlType::Varchar(Some(3)).type_modifier(), 7);

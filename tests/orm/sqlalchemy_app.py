@@ -63,10 +63,6 @@ from sqlalchemy.orm import (
 # Steps keyclaim does not pass yet (see tests/orm/README.md). Each runs only
 # with ORM_KNOWN_FAILURES=1.
 KNOWN_FAILURES: set[str] = set()
-# psycopg 3 binds LIMIT as a parameter, which a correlated subquery cannot
-# be rewritten around (README item 7); psycopg2 writes it in the text.
-if "psycopg" in sys.argv[2:3]:
-    KNOWN_FAILURES.add("correlated subquery with order by and limit")
 
 
 class Base(DeclarativeBase):

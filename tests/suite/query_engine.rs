@@ -407,3 +407,69 @@ async fn outer_joins_that_merge_columns_are_refused_not_answered_wrong() {
         .get(0);
     assert_eq!(left, 2);
 }
+
+/// A correlated subquery's `LIMIT $1` (psycopg 3 binds SQLAlchemy's
+/// `.limit(1)` so) is known only when the query runs: 1 gives the first
+/// row's value and 0 none, as in PostgreSQL; a negative limit answers
+/// PostgreSQL's 2201W, and any other is refused, never answered wrong.
+/// The parameter is described as PostgreSQL describes it, a bigint.
+#[tokio::test]
+async fn a_correlated_subquery_limited_by_a_parameter() {
+    let server = common::start().await;
+    let c = server.connect().await;
+    c.batch_execute(
+        "CREATE TABLE c2 (id integer PRIMARY KEY, name text);
+         CREATE TABLE o2 (id integer PRIMARY KEY, cid integer, n integer);
+         INSERT INTO c2 VALUES (1, 'a'), (2, 'b'), (3, 'c');
+         INSERT INTO o2 VALUES (1, 1, 5), (2, 1, 7), (3, 2, 1);",
+    )
+    .await
+    .unwrap();
+    let stmt = c
+        .prepare(
+            "SELECT c2.name, (SELECT o2.n FROM o2 WHERE o2.cid = c2.id \
+             ORDER BY o2.n DESC LIMIT $1) AS last FROM c2 ORDER BY c2.id",
+        )
+        .await
+        .unwrap();
+    assert_eq!(stmt.params(), &[Type::INT8]);
+    // As SQLAlchemy on psycopg 3 writes it.
+    let cast = c
+        .prepare(
+            "SELECT (SELECT o2.n FROM o2 WHERE o2.cid = c2.id ORDER BY o2.n LIMIT $1::INTEGER) \
+             FROM c2 ORDER BY c2.id",
+        )
+        .await
+        .unwrap();
+    let firsts: Vec<Option<i32>> = c
+        .query(&cast, &[&1i32])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    assert_eq!(firsts, [Some(5), Some(1), None]);
+    let rows = |limit: i64| {
+        let (c, stmt) = (&c, &stmt);
+        async move {
+            c.query(stmt, &[&limit]).await.map(|rows| {
+                rows.iter()
+                    .map(|r| (r.get::<_, String>(0), r.get::<_, Option<i32>>(1)))
+                    .collect::<Vec<_>>()
+            })
+        }
+    };
+    let s = |n: &str| n.to_string();
+    assert_eq!(
+        rows(1).await.unwrap(),
+        [(s("a"), Some(7)), (s("b"), Some(1)), (s("c"), None)]
+    );
+    assert_eq!(
+        rows(0).await.unwrap(),
+        [(s("a"), None), (s("b"), None), (s("c"), None)]
+    );
+    let code = |e: tokio_postgres::Error| e.code().map(|c| c.code().to_string());
+    assert_eq!(code(rows(-1).await.unwrap_err()).as_deref(), Some("2201W"));
+    assert_eq!(code(rows(2).await.unwrap_err()).as_deref(), Some("0A000"));
+    server.shutdown().await;
+}

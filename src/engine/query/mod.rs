@@ -320,6 +320,7 @@ impl QueryEngine {
         }
         let series = datafusion::logical_expr::ScalarUDF::from(series::GenerateSeries::new());
         let _ = state.register_udf(Arc::new(series));
+        let _ = state.register_udf(Arc::new(subqueries::first_row_limit_function()));
         // PostgreSQL's date/time field functions and JSON operators;
         // `date_part` and `date_trunc` replace DataFusion's own.
         let functions = casts::functions()

@@ -35,13 +35,21 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CaseWhen, Expr, FunctionArgExpr, FunctionArgumentClause, FunctionArguments,
-    GroupByExpr, LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr, TableFactor, Value,
-    Visit, VisitMut, Visitor, VisitorMut,
+    BinaryOperator, CaseWhen, CastKind, DataType, Expr, FunctionArgExpr, FunctionArgumentClause,
+    FunctionArguments, GroupByExpr, LimitClause, OrderByKind, Query, Select, SelectItem, SetExpr,
+    TableFactor, Value, Visit, VisitMut, Visitor, VisitorMut,
+};
+
+use datafusion::arrow::datatypes::DataType as ArrowType;
+use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 
 use super::aggregates::SINGLE_VALUE;
+use super::row_fn::{map_rows, sql_err};
 use super::rules::{call, call_with, folded};
+use crate::error::SqlError;
 
 /// Whether an expression computes an aggregate or a window function.
 pub(super) fn aggregates(e: &Expr) -> bool {
@@ -215,17 +223,58 @@ pub(crate) fn exists_limits(q: &mut Query) {
     let _ = q.visit(&mut Strip);
 }
 
+/// How a subquery is limited to its first row: by `LIMIT 1`, or by a
+/// `LIMIT $n` whose value planning does not know (psycopg 3 binds
+/// SQLAlchemy's `.limit(1)` so), guarded by `FIRST_ROW_LIMIT` of it.
+enum FirstRow {
+    Constant,
+    Parameter(Expr),
+}
+
+fn first_row_limit(q: &Query) -> Option<FirstRow> {
+    if constant_limit(q) == Some(1) {
+        return Some(FirstRow::Constant);
+    }
+    // A parameter, cast or not (SQLAlchemy on psycopg 3 writes
+    // `LIMIT %(param_1)s::INTEGER`).
+    fn parameter(e: &Expr) -> bool {
+        match e {
+            Expr::Value(v) => matches!(v.value, Value::Placeholder(_)),
+            Expr::Nested(inner) | Expr::Cast { expr: inner, .. } => parameter(inner),
+            _ => false,
+        }
+    }
+    match &q.limit_clause {
+        Some(LimitClause::LimitOffset {
+            limit: Some(limit),
+            offset: None,
+            limit_by,
+        }) if limit_by.is_empty() && q.fetch.is_none() && parameter(limit) => {
+            Some(FirstRow::Parameter(limit.clone()))
+        }
+        _ => None,
+    }
+}
+
+/// The function that checks a parameter LIMIT folded into `first_value`:
+/// true for 1, false for 0 (no row: NULL, as PostgreSQL answers), 2201W
+/// for a negative limit, and 0A000 for any other (the query would need
+/// every row).
+pub(crate) const FIRST_ROW_LIMIT: &str = "kc_first_row_limit";
+
 /// `(SELECT x FROM ... [ORDER BY k] LIMIT 1)` as `(SELECT first_value(x
 /// [ORDER BY k]) FROM ...)`, an aggregate DataFusion decorrelates: the
 /// first row's value, NULL for none, as PostgreSQL answers. ORDER BY a
-/// select-list position or alias means that item.
-fn limit_one_as_first_value(sub: &mut Query) {
-    if constant_limit(sub) != Some(1) || sub.with.is_some() {
-        return;
+/// select-list position or alias means that item. For `LIMIT $n`, the
+/// condition the value then holds under: `kc_first_row_limit($n)`.
+fn limit_one_as_first_value(sub: &mut Query) -> Option<Expr> {
+    if sub.with.is_some() {
+        return None;
     }
+    let limit = first_row_limit(sub)?;
     let order = sub.order_by.clone();
     let SetExpr::Select(s) = sub.body.as_mut() else {
-        return;
+        return None;
     };
     let plain = matches!(&s.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
         && s.having.is_none()
@@ -235,21 +284,21 @@ fn limit_one_as_first_value(sub: &mut Query) {
     let (alias, item) = match s.projection.as_slice() {
         [SelectItem::UnnamedExpr(x)] => (None, x.clone()),
         [SelectItem::ExprWithAlias { expr, alias }] => (Some(folded(alias)), expr.clone()),
-        _ => return,
+        _ => return None,
     };
     if !plain || aggregates(&item) {
-        return;
+        return None;
     }
     // DataFusion runs an uncorrelated one as it is.
     let Some(inner) = from_names(s) else {
-        return;
+        return None;
     };
     let correlated = references(&item, &inner).0
         || s.selection
             .as_ref()
             .is_some_and(|w| references(w, &inner).0);
     if !correlated {
-        return;
+        return None;
     }
     let by = match order.map(|o| o.kind) {
         None => Vec::new(),
@@ -266,7 +315,7 @@ fn limit_one_as_first_value(sub: &mut Query) {
             }
             vec![FunctionArgumentClause::OrderBy(by)]
         }
-        Some(_) => return,
+        Some(_) => return None,
     };
     let first = call_with("first_value", vec![FunctionArgExpr::Expr(item)], by);
     s.projection = vec![match alias {
@@ -280,6 +329,19 @@ fn limit_one_as_first_value(sub: &mut Query) {
     }];
     sub.order_by = None;
     sub.limit_clause = None;
+    match limit {
+        FirstRow::Constant => None,
+        FirstRow::Parameter(n) => Some(call(
+            FIRST_ROW_LIMIT,
+            Expr::Cast {
+                kind: CastKind::DoubleColon,
+                expr: Box::new(n),
+                data_type: DataType::BigInt(None),
+                array: false,
+                format: None,
+            },
+        )),
+    }
 }
 
 /// `(SELECT f(o.x, i.y) FROM F WHERE P)`, whose select list names outer
@@ -396,7 +458,21 @@ pub(crate) fn scalar_subqueries(q: &mut Query) {
                 *e = cases;
                 return ControlFlow::Continue(());
             }
-            limit_one_as_first_value(sub);
+            if let Some(guard) = limit_one_as_first_value(sub) {
+                // The first row's value while the limit is 1, none for 0.
+                let sub = std::mem::replace(e, Expr::value(Value::Null));
+                *e = Expr::Case {
+                    case_token: AttachedToken::empty(),
+                    end_token: AttachedToken::empty(),
+                    operand: None,
+                    conditions: vec![CaseWhen {
+                        condition: guard,
+                        result: sub,
+                    }],
+                    else_result: None,
+                };
+                return ControlFlow::Continue(());
+            }
             let Some(s) = plain_select(sub) else {
                 return ControlFlow::Continue(());
             };
@@ -620,5 +696,51 @@ impl VisitorMut for Substitute<'_> {
     }
     fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
         ControlFlow::Continue(())
+    }
+}
+
+/// `kc_first_row_limit(n)` (`FIRST_ROW_LIMIT`).
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct FirstRowLimit {
+    signature: Signature,
+}
+
+pub(crate) fn first_row_limit_function() -> ScalarUDF {
+    ScalarUDF::from(FirstRowLimit {
+        signature: Signature::exact(vec![ArrowType::Int64], Volatility::Immutable),
+    })
+}
+
+impl ScalarUDFImpl for FirstRowLimit {
+    fn name(&self) -> &str {
+        FIRST_ROW_LIMIT
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[ArrowType]) -> DfResult<ArrowType> {
+        Ok(ArrowType::Boolean)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        map_rows(
+            &args.args,
+            args.number_rows,
+            &ArrowType::Boolean,
+            |row| match row.first() {
+                Some(ScalarValue::Int64(Some(1))) => Ok(ScalarValue::Boolean(Some(true))),
+                Some(ScalarValue::Int64(Some(0))) => Ok(ScalarValue::Boolean(Some(false))),
+                Some(ScalarValue::Int64(Some(n))) if *n < 0 => Err(sql_err(SqlError::new(
+                    "2201W",
+                    "LIMIT must not be negative",
+                ))),
+                _ => Err(sql_err(SqlError::unsupported(
+                    "a correlated subquery limited by a parameter runs only with a limit of 0 or 1",
+                    "write the limit in the query's text, or aggregate the subquery",
+                ))),
+            },
+        )
     }
 }
