@@ -34,6 +34,7 @@
 //! read once by the subquery's one SELECT and at most once by its
 //! recursive member, no other outer column, no nested subquery.
 
+use std::collections::HashSet;
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
@@ -110,16 +111,11 @@ fn lift(sub: &mut Query, name: &str) -> Option<(Cte, bool)> {
     if let Some(member) = recursive {
         let by = reads(member, &cte_name, name)?;
         let inner = from_names(member)?;
-        let names_outer = member.projection.iter().any(|item| match item {
-            SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
-                references(e, &inner).0
-            }
-            _ => true,
-        }) || member
+        let outer_in_where = member
             .selection
             .as_ref()
             .is_some_and(|w| references(w, &inner).0);
-        if names_outer {
+        if projects_outer(member, &inner) || outer_in_where {
             return None;
         }
         member.projection.push(SelectItem::ExprWithAlias {
@@ -180,11 +176,7 @@ fn members(q: &mut Query) -> Option<(&mut Select, Option<&mut Select>)> {
 fn take_correlation(anchor: &mut Select) -> Option<(Expr, Expr)> {
     let inner = from_names(anchor)?;
     let names_outer = |e: &Expr| references(e, &inner).0;
-    let projected_outer = anchor.projection.iter().any(|item| match item {
-        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => names_outer(e),
-        _ => true,
-    });
-    if projected_outer || groups(anchor) {
+    if projects_outer(anchor, &inner) || groups(anchor) {
         return None;
     }
     let mut parts = Vec::new();
@@ -270,6 +262,17 @@ fn nests_queries(q: &Query) -> bool {
     let mut nested = Nested(false);
     let _ = q.visit(&mut nested);
     nested.0
+}
+
+/// Whether a SELECT's list names a column of no relation of its FROM
+/// (`inner`), or is a wildcard, whose columns are not known here.
+fn projects_outer(s: &Select, inner: &HashSet<String>) -> bool {
+    s.projection.iter().any(|item| match item {
+        SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => {
+            references(e, inner).0
+        }
+        _ => true,
+    })
 }
 
 /// Whether a SELECT groups or aggregates: its rows could not carry the

@@ -228,7 +228,7 @@ pub(crate) fn exists_limits(q: &mut Query) {
 /// SQLAlchemy's `.limit(1)` so), guarded by `FIRST_ROW_LIMIT` of it.
 enum FirstRow {
     Constant,
-    Parameter(Expr),
+    Parameter(Box<Expr>),
 }
 
 fn first_row_limit(q: &Query) -> Option<FirstRow> {
@@ -250,7 +250,7 @@ fn first_row_limit(q: &Query) -> Option<FirstRow> {
             offset: None,
             limit_by,
         }) if limit_by.is_empty() && q.fetch.is_none() && parameter(limit) => {
-            Some(FirstRow::Parameter(limit.clone()))
+            Some(FirstRow::Parameter(Box::new(limit.clone())))
         }
         _ => None,
     }
@@ -290,9 +290,7 @@ fn limit_one_as_first_value(sub: &mut Query) -> Option<Expr> {
         return None;
     }
     // DataFusion runs an uncorrelated one as it is.
-    let Some(inner) = from_names(s) else {
-        return None;
-    };
+    let inner = from_names(s)?;
     let correlated = references(&item, &inner).0
         || s.selection
             .as_ref()
@@ -335,7 +333,7 @@ fn limit_one_as_first_value(sub: &mut Query) -> Option<Expr> {
             FIRST_ROW_LIMIT,
             Expr::Cast {
                 kind: CastKind::DoubleColon,
-                expr: Box::new(n),
+                expr: n,
                 data_type: DataType::BigInt(None),
                 array: false,
                 format: None,
@@ -432,16 +430,19 @@ fn outer_columns_in_select(sub: &Query) -> Option<Expr> {
         },
         None => found,
     };
-    Some(Expr::Case {
+    Some(when(condition, value))
+}
+
+/// `CASE WHEN condition THEN result END`: NULL where the condition does
+/// not hold.
+fn when(condition: Expr, result: Expr) -> Expr {
+    Expr::Case {
         case_token: AttachedToken::empty(),
         end_token: AttachedToken::empty(),
         operand: None,
-        conditions: vec![CaseWhen {
-            condition,
-            result: value,
-        }],
+        conditions: vec![CaseWhen { condition, result }],
         else_result: None,
-    })
+    }
 }
 
 /// Take each plain one-expression scalar subquery's value through
@@ -461,16 +462,7 @@ pub(crate) fn scalar_subqueries(q: &mut Query) {
             if let Some(guard) = limit_one_as_first_value(sub) {
                 // The first row's value while the limit is 1, none for 0.
                 let sub = std::mem::replace(e, Expr::value(Value::Null));
-                *e = Expr::Case {
-                    case_token: AttachedToken::empty(),
-                    end_token: AttachedToken::empty(),
-                    operand: None,
-                    conditions: vec![CaseWhen {
-                        condition: guard,
-                        result: sub,
-                    }],
-                    else_result: None,
-                };
+                *e = when(guard, sub);
                 return ControlFlow::Continue(());
             }
             let Some(s) = plain_select(sub) else {
@@ -493,16 +485,7 @@ pub(crate) fn scalar_subqueries(q: &mut Query) {
             let hoisted = decorrelate(s, single);
             if let Some(condition) = hoisted {
                 let sub = std::mem::replace(e, Expr::value(Value::Null));
-                *e = Expr::Case {
-                    case_token: AttachedToken::empty(),
-                    end_token: AttachedToken::empty(),
-                    operand: None,
-                    conditions: vec![CaseWhen {
-                        condition,
-                        result: sub,
-                    }],
-                    else_result: None,
-                };
+                *e = when(condition, sub);
             }
             ControlFlow::Continue(())
         }
