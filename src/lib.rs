@@ -67,7 +67,8 @@
 //!   read by key the keys a hash join's build side names (a lookup join);
 //!   a plan optimized once and bound at each execution where its
 //!   optimization does not depend on the time; Arrow type mapping, error mapping,
-//!   subquery rewrites DataFusion can decorrelate (`query::subqueries`),
+//!   subquery rewrites DataFusion can decorrelate (`query::subqueries`,
+//!   and `query::lifted_ctes` for a correlated subquery's own WITH),
 //!   functions in FROM as one-row subqueries (`query::from_functions`,
 //!   with PostgreSQL's generate_series in `query::series`), PostgreSQL's
 //!   date/time field functions (`query::dates`: EXTRACT, date_part,

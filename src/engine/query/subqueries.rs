@@ -12,7 +12,9 @@
 //!   (NULL for no row, 21000 for more than one, as PostgreSQL answers);
 //! - one with `[ORDER BY ...] LIMIT 1` (the "latest related row" of
 //!   Django's `Subquery(qs[:1])` and SQLAlchemy's `scalar_subquery()`) is
-//!   `first_value(x ORDER BY ...)` of the rows it would take the first of;
+//!   `first_value(x ORDER BY ...)` of the rows it would take the first of,
+//!   and so is one limited by a parameter (`LIMIT $1`, psycopg 3's), whose
+//!   value `kc_first_row_limit` checks when the query runs;
 //! - `EXISTS (... LIMIT n)` for a constant n of 1 or more is `EXISTS
 //!   (...)` (Django's `Exists()` adds `LIMIT 1`);
 //! - one whose select list names outer columns looks each inner column
