@@ -39,13 +39,15 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Cte, Expr, GroupByExpr, Ident, ObjectName, ObjectNamePart, Query, Select,
-    SelectItem, SetExpr, SetOperator, TableAlias, TableAliasColumnDef, TableFactor, Visit,
-    VisitMut, Visitor, VisitorMut, With,
+    BinaryOperator, Cte, Expr, Ident, ObjectName, ObjectNamePart, Query, Select, SelectItem,
+    SetExpr, SetOperator, TableAlias, TableAliasColumnDef, TableFactor, Visit, VisitMut, Visitor,
+    VisitorMut, With,
 };
 
 use super::rules::folded;
-use super::subqueries::{aggregates, and, conjuncts, from_names, qualified, references};
+use super::subqueries::{
+    aggregates, and, conjuncts, correlation, from_names, references, ungrouped,
+};
 
 /// The column each lifted CTE row carries its starting value in.
 const START: &str = "kc_start";
@@ -188,21 +190,8 @@ fn take_correlation(anchor: &mut Select) -> Option<(Expr, Expr)> {
             kept.push(p);
             continue;
         }
-        let Expr::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } = &p
-        else {
-            return None;
-        };
-        let side = |e: &Expr| qualified(e).map(|(q, _)| inner.contains(&q));
-        let pair = match (side(left), side(right)) {
-            (Some(true), Some(false)) => (*left.clone(), *right.clone()),
-            (Some(false), Some(true)) => (*right.clone(), *left.clone()),
-            _ => return None,
-        };
-        if found.replace(pair).is_some() {
+        let (by, outer) = correlation(&p, &inner)?;
+        if found.replace((by.clone(), outer.clone())).is_some() {
             return None;
         }
     }
@@ -275,12 +264,10 @@ fn projects_outer(s: &Select, inner: &HashSet<String>) -> bool {
     })
 }
 
-/// Whether a SELECT groups or aggregates: its rows could not carry the
-/// values they started from.
+/// Whether a SELECT groups or aggregates (or has no FROM): its rows could
+/// not carry the values they started from.
 fn groups(s: &Select) -> bool {
-    !matches!(&s.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
-        || s.having.is_some()
-        || s.distinct.is_some()
+    !ungrouped(s)
         || s.projection.iter().any(|item| match item {
             SelectItem::UnnamedExpr(e) | SelectItem::ExprWithAlias { expr: e, .. } => aggregates(e),
             _ => false,

@@ -97,12 +97,17 @@ fn plain_select(sub: &mut Query) -> Option<&mut Select> {
     let SetExpr::Select(s) = sub.body.as_mut() else {
         return None;
     };
-    let ungrouped = matches!(&s.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
+    ungrouped(s).then_some(s.as_mut())
+}
+
+/// Whether a SELECT reads a FROM without grouping: no GROUP BY, HAVING,
+/// DISTINCT or named window.
+pub(super) fn ungrouped(s: &Select) -> bool {
+    matches!(&s.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
         && s.having.is_none()
         && s.distinct.is_none()
         && s.named_window.is_empty()
-        && !s.from.is_empty();
-    ungrouped.then_some(s.as_mut())
+        && !s.from.is_empty()
 }
 
 /// `EXISTS (...)` and `ARRAY(SELECT ...)` in a select list, which
@@ -278,11 +283,7 @@ fn limit_one_as_first_value(sub: &mut Query) -> Option<Expr> {
     let SetExpr::Select(s) = sub.body.as_mut() else {
         return None;
     };
-    let plain = matches!(&s.group_by, GroupByExpr::Expressions(g, _) if g.is_empty())
-        && s.having.is_none()
-        && s.distinct.is_none()
-        && s.named_window.is_empty()
-        && !s.from.is_empty();
+    let plain = ungrouped(s);
     let (alias, item) = match s.projection.as_slice() {
         [SelectItem::UnnamedExpr(x)] => (None, x.clone()),
         [SelectItem::ExprWithAlias { expr, alias }] => (Some(folded(alias)), expr.clone()),
@@ -601,6 +602,28 @@ pub(super) fn references(e: &Expr, inner: &HashSet<String>) -> (bool, bool) {
     (r.outer, r.local)
 }
 
+/// An equality of an inner column (qualified by a relation in `inner`)
+/// with an outer one: (the inner side, the outer side).
+pub(super) fn correlation<'e>(
+    p: &'e Expr,
+    inner: &HashSet<String>,
+) -> Option<(&'e Expr, &'e Expr)> {
+    let Expr::BinaryOp {
+        left,
+        op: BinaryOperator::Eq,
+        right,
+    } = p
+    else {
+        return None;
+    };
+    let side = |e: &Expr| qualified(e).map(|(q, _)| inner.contains(&q));
+    match (side(left), side(right)) {
+        (Some(true), Some(false)) => Some((left, right)),
+        (Some(false), Some(true)) => Some((right, left)),
+        _ => None,
+    }
+}
+
 /// Bring a subquery's WHERE into a shape DataFusion decorrelates; the
 /// conditions on outer columns alone come back, to guard its value with.
 fn decorrelate(s: &mut Select, may_hoist: bool) -> Option<Expr> {
@@ -611,35 +634,13 @@ fn decorrelate(s: &mut Select, may_hoist: bool) -> Option<Expr> {
     // Outer columns equated with inner ones.
     let mut same: HashMap<(String, String), Expr> = HashMap::new();
     for p in &parts {
-        if let Expr::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } = p
-        {
-            for (a, b) in [(left, right), (right, left)] {
-                if let (Some(outer), Some((q, _))) = (qualified(a), qualified(b)) {
-                    if !inner.contains(&outer.0) && inner.contains(&q) {
-                        same.entry(outer).or_insert_with(|| b.as_ref().clone());
-                    }
-                }
+        if let Some((by, outer)) = correlation(p, &inner) {
+            if let Some(outer) = qualified(outer) {
+                same.entry(outer).or_insert_with(|| by.clone());
             }
         }
     }
-    let is_equation = |p: &Expr| match p {
-        Expr::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } => {
-            let side = |e: &Expr| qualified(e).map(|(q, _)| inner.contains(&q));
-            matches!(
-                (side(left), side(right)),
-                (Some(true), Some(false)) | (Some(false), Some(true))
-            )
-        }
-        _ => false,
-    };
+    let is_equation = |p: &Expr| correlation(p, &inner).is_some();
     let mut kept = Vec::new();
     let mut hoisted = Vec::new();
     for mut p in parts {
