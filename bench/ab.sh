@@ -5,7 +5,8 @@
 # protocol: their keys sit inside string literals) and by primary key
 # (prepared and extended protocol) at 1, 8 and 32 clients, the two builds
 # taking turns on each point. Prints a Markdown table with both TPS and the
-# ratio this / earlier.
+# ratio this / earlier. Each point runs ROUNDS times (default 3, taking
+# turns on who goes first): the medians, and the range of one round's ratio.
 #
 #   bench/ab.sh                 # against the build before transactions
 #   BASE=<rev> SECONDS_PER_POINT=20 bench/ab.sh
@@ -18,6 +19,7 @@ DURATION="${SECONDS_PER_POINT:-10}"
 NEW_PORT=55997
 OLD_PORT=55998
 PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)/pgbench"
+source bench/rounds.sh
 
 # NEW_BIN: the build to measure, if not this tree's (built here).
 NEW_BIN="${NEW_BIN:-target/release/keyclaim}"
@@ -53,15 +55,15 @@ run() { # port script clients mode -> tps
   "$PGBENCH" -n -h 127.0.0.1 -p "$1" -U keyclaim -d keyclaim -M "$4" -f "$2" -c "$3" -j "$(( $3 < 2 ? 1 : 2 ))" -T "$DURATION" 2>/dev/null \
     | awk '/^tps/ {print int($3)}'
 }
-echo "| workload | mode | clients | earlier ($BASE) tps | this build tps | this / earlier |"
-echo "|---|---|---|---|---|---|"
+echo "| workload | mode | clients | earlier ($BASE) tps | this build tps | this / earlier | one round's ratio |"
+echo "|---|---|---|---|---|---|---|"
+old() { run $OLD_PORT "bench/pgbench/$workload.sql" "$clients" "$mode"; }
+new() { run $NEW_PORT "bench/pgbench/$workload.sql" "$clients" "$mode"; }
 for point in insert_unique:simple update_pk:prepared select_unique:simple select_pk:prepared select_pk:extended; do
   workload=${point%%:*}
   mode=${point##*:}
   for clients in 1 8 32; do
-    old=$(run $OLD_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
-    new=$(run $NEW_PORT "bench/pgbench/$workload.sql" "$clients" "$mode")
-    ratio=$(awk -v a="$new" -v b="$old" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-    echo "| $workload | $mode | $clients | $old | $new | $ratio |"
+    read -r old_tps new_tps median_ratio spread <<<"$(alternate old new)"
+    echo "| $workload | $mode | $clients | $old_tps | $new_tps | $median_ratio | $spread |"
   done
 done

@@ -7,13 +7,17 @@
 # updates by primary key, at 1, 8 and 32 clients. Prints a Markdown table with TPS and
 # the keyclaim/PostgreSQL ratio.
 #
-#   bench/run.sh            # 10 s per point
-#   SECONDS_PER_POINT=30 bench/run.sh
+# Each point runs ROUNDS times (default 3, taking turns on who goes first);
+# the table has the median tps of each and the range of one round's ratio.
+#
+#   bench/run.sh            # 10 s per round, 3 rounds a point
+#   SECONDS_PER_POINT=30 ROUNDS=5 bench/run.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 DURATION="${SECONDS_PER_POINT:-10}"
 KC_PORT="${KC_PORT:-55999}"
 source bench/lib.sh
+source bench/rounds.sh
 
 DDL="CREATE TABLE bench_users (id bigint PRIMARY KEY, email text UNIQUE, name text)"
 psql -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "DROP TABLE IF EXISTS bench_users" -c "$DDL"
@@ -28,15 +32,15 @@ for port_user in "$PG_PORT postgres postgres" "$KC_PORT keyclaim keyclaim"; do
   "$PGBENCH" -n -h 127.0.0.1 -p "$1" -U "$2" -d "$3" -f bench/pgbench/seed.sql -c 4 -t 5000 >/dev/null 2>&1
 done
 
-echo "| workload | mode | clients | PostgreSQL tps | keyclaim tps | keyclaim / PostgreSQL |"
-echo "|---|---|---|---|---|---|"
+echo "| workload | mode | clients | PostgreSQL tps | keyclaim tps | keyclaim / PostgreSQL | one round's ratio |"
+echo "|---|---|---|---|---|---|---|"
+pg() { run "$PG_PORT" postgres postgres "bench/pgbench/$workload.sql" "$clients" "$mode"; }
+kc() { run "$KC_PORT" keyclaim keyclaim "bench/pgbench/$workload.sql" "$clients" "$mode"; }
 for point in ${POINTS:-insert_unique:simple insert_unique_param:prepared select_unique:simple select_unique_param:prepared select_pk:prepared select_pk:extended select_pk:simple update_pk:prepared}; do
   workload=${point%%:*}
   mode=${point##*:}
   for clients in 1 8 32; do
-    pg=$(run "$PG_PORT" postgres postgres "bench/pgbench/$workload.sql" "$clients" "$mode")
-    kc=$(run "$KC_PORT" keyclaim keyclaim "bench/pgbench/$workload.sql" "$clients" "$mode")
-    ratio=$(awk -v a="$kc" -v b="$pg" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
-    echo "| $workload | $mode | $clients | $pg | $kc | $ratio |"
+    read -r pg_tps kc_tps median_ratio spread <<<"$(alternate pg kc)"
+    echo "| $workload | $mode | $clients | $pg_tps | $kc_tps | $median_ratio | $spread |"
   done
 done
