@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 DURATION="${SECONDS_PER_POINT:-10}"
 KC_PORT="${KC_PORT:-55998}"
 source bench/lib.sh
+source bench/rounds.sh
 
 DDL=(
   "CREATE TABLE bench_authors (id integer PRIMARY KEY, name text)"
@@ -41,7 +42,7 @@ for workload in ${WORKLOADS:-join_pk group_by select_pk_engine select_pk_books};
   for clients in 1 8; do
     pg=$(run "$PG_PORT" postgres postgres "bench/pgbench/$workload.sql" "$clients")
     kc=$(run "$KC_PORT" keyclaim keyclaim "bench/pgbench/$workload.sql" "$clients")
-    ratio=$(awk -v a="$kc" -v b="$pg" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+    ratio=$(ratio "$kc" "$pg")
     echo "| $workload | $clients | $pg | $kc | $ratio |"
   done
 done

@@ -1,7 +1,8 @@
-# Sourced by bench/run.sh and bench/ab.sh: one point measured in ROUNDS
-# rounds (default 3), the two sides taking turns on who goes first, so that
-# a burst of noise on a shared machine (another VM, a compaction) falls on
-# one round of one side, not on the whole comparison.
+# Sourced by the bench scripts, which all print ratios (`ratio`). bench/run.sh
+# and bench/ab.sh measure each point in ROUNDS rounds (default 3, `alternate`),
+# the two sides taking turns on who goes first, so that a burst of noise on
+# a shared machine (another VM, a compaction) falls on one round of one
+# side, not on the whole comparison.
 ROUNDS="${ROUNDS:-3}"
 
 # alternate SIDE_A SIDE_B: runs the two commands (each prints a tps) ROUNDS

@@ -18,6 +18,7 @@ DURATION="${SECONDS_PER_POINT:-10}"
 SCALE="${SCALE:-1}"
 KC_PORT="${KC_PORT:-55998}"
 source bench/lib.sh
+source bench/rounds.sh
 
 PG_SIDE="$PG_PORT postgres postgres"
 KC_SIDE="$KC_PORT keyclaim keyclaim"
@@ -35,7 +36,7 @@ echo "|---|---|---|---|"
 for clients in 1 8 32; do
   pg=$(run $PG_SIDE "$clients")
   kc=$(run $KC_SIDE "$clients")
-  ratio=$(awk -v a="$kc" -v b="$pg" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')
+  ratio=$(ratio "$kc" "$pg")
   echo "| $clients | $pg | $kc | $ratio |"
 done
 for side in "$PG_SIDE" "$KC_SIDE"; do
