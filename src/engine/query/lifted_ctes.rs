@@ -264,8 +264,8 @@ fn projects_outer(s: &Select, inner: &HashSet<String>) -> bool {
     })
 }
 
-/// Whether a SELECT groups or aggregates (or has no FROM): its rows could
-/// not carry the values they started from.
+/// Whether a SELECT groups, aggregates or names a window (or has no FROM):
+/// its rows could not carry the values they started from.
 fn groups(s: &Select) -> bool {
     !ungrouped(s)
         || s.projection.iter().any(|item| match item {
