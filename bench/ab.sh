@@ -38,8 +38,10 @@ else
   BASE="$(basename "$BASE_BIN")"
 fi
 
+# Each with its metrics endpoint on (as by default: recording a statement's
+# metrics is part of its cost), on a port of its own.
 start() { # binary port -> pid
-  KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$2" KEYCLAIM_METRICS_LISTEN="" KEYCLAIM_LOG_LEVEL=warn "$1" >/dev/null 2>&1 &
+  KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$2" KEYCLAIM_METRICS_LISTEN="127.0.0.1:$(($2 + 1000))" KEYCLAIM_LOG_LEVEL=warn "$1" >/dev/null 2>&1 &
   echo $!
 }
 NEW_PID=$(start "$NEW_BIN" $NEW_PORT)

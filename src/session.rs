@@ -211,7 +211,13 @@ impl Session {
         self.duration_setting("lock_timeout")
     }
 
-    fn duration_setting(&self, name: &str) -> Option<Duration> {
+    /// A timeout setting (whose default is 0, off). Read for every
+    /// statement: an unset one is answered without copying and parsing
+    /// its default's text.
+    fn duration_setting(&self, name: &'static str) -> Option<Duration> {
+        if !self.local.contains_key(name) && !self.settings.contains_key(name) {
+            return None;
+        }
         let shown = self.setting(name)?;
         match settings::parse_millis(name, &shown) {
             Ok(0) | Err(_) => None,
@@ -284,7 +290,8 @@ impl Session {
             advisory: Default::default(),
             settings: self.settings.clone(),
             local: self.local.clone(),
-            reset: Settings::default(),
+            // Shared, not a new empty map: no allocation per statement.
+            reset: self.reset.clone(),
             undo: Vec::new(),
             sequences: self.sequences.clone(),
             constraints: self.constraints.clone(),

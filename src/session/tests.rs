@@ -116,6 +116,37 @@ fn show_all_has_name_setting_description() {
     assert!(rows.iter().any(|r| r[0] == "my.x" && r[1] == "1"));
 }
 
+/// `Session::duration_setting` answers an unset timeout without reading
+/// its default: that holds only while every timeout's default is 0 (off).
+#[test]
+fn timeouts_are_off_until_set() {
+    let mut s = session();
+    for name in [
+        "statement_timeout",
+        "lock_timeout",
+        "idle_in_transaction_session_timeout",
+    ] {
+        let guc = super::settings::lookup(name).expect("a known setting");
+        assert_eq!(
+            super::settings::parse_millis(name, guc.default_value()).ok(),
+            Some(0)
+        );
+    }
+    tag(&mut s, "BEGIN");
+    assert_eq!(s.statement_timeout(), None);
+    assert_eq!(s.lock_timeout(), None);
+    assert_eq!(s.idle_in_transaction_timeout(), None);
+    tag(&mut s, "SET LOCAL lock_timeout = '2s'");
+    tag(&mut s, "SET idle_in_transaction_session_timeout = 30");
+    assert_eq!(s.lock_timeout(), Some(Duration::from_secs(2)));
+    assert_eq!(
+        s.idle_in_transaction_timeout(),
+        Some(Duration::from_millis(30))
+    );
+    tag(&mut s, "COMMIT");
+    assert_eq!(s.lock_timeout(), None);
+}
+
 #[test]
 fn set_and_show_round_trip() {
     let mut s = session();
