@@ -18,7 +18,7 @@ BASE="${BASE:-fbf9b61}"
 DURATION="${SECONDS_PER_POINT:-10}"
 NEW_PORT=55997
 OLD_PORT=55998
-PGBENCH="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n1)/pgbench"
+source bench/server.sh
 source bench/rounds.sh
 
 # NEW_BIN: the build to measure, if not this tree's (built here).
@@ -39,18 +39,12 @@ else
 fi
 
 # Each with its metrics endpoint on (as by default: recording a statement's
-# metrics is part of its cost), on a port of its own.
-start() { # binary port -> pid
-  KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$2" KEYCLAIM_METRICS_LISTEN="127.0.0.1:$(($2 + 1000))" KEYCLAIM_LOG_LEVEL=warn "$1" >/dev/null 2>&1 &
-  echo $!
-}
-NEW_PID=$(start "$NEW_BIN" $NEW_PORT)
-OLD_PID=$(start "$OLD_BIN" $OLD_PORT)
+# metrics is part of its cost).
+NEW_PID=$(start_keyclaim "$NEW_BIN" $NEW_PORT)
+OLD_PID=$(start_keyclaim "$OLD_BIN" $OLD_PORT)
 for port in $NEW_PORT $OLD_PORT; do
-  for _ in $(seq 100); do psql -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
-  psql -q -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim \
-    -c "CREATE TABLE bench_users (id bigint PRIMARY KEY, email text UNIQUE, name text)"
-  "$PGBENCH" -n -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim -f bench/pgbench/seed.sql -c 4 -t 5000 >/dev/null 2>&1
+  wait_ready "$port"
+  users_table "$port" keyclaim keyclaim
 done
 
 run() { # port script clients mode -> tps

@@ -17,16 +17,13 @@ N="${STATEMENTS:-30000}"
 KC_PORT="${KC_PORT:-55999}"
 BASE_PORT=55996
 source bench/lib.sh
+source bench/rounds.sh
 
-DDL="CREATE TABLE bench_users (id bigint PRIMARY KEY, email text UNIQUE, name text)"
-psql -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "DROP TABLE IF EXISTS bench_users" -c "$DDL"
 sides="pg kc"
 if [ -n "${BASE_BIN:-}" ]; then
-  KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$BASE_PORT" KEYCLAIM_METRICS_LISTEN="127.0.0.1:$((BASE_PORT + 1000))" \
-    KEYCLAIM_LOG_LEVEL=warn "$BASE_BIN" >/dev/null 2>&1 &
-  BASE_PID=$!
+  BASE_PID=$(start_keyclaim "$BASE_BIN" $BASE_PORT)
   trap 'kill $KC_PID $BASE_PID 2>/dev/null; scripts/pg-for-tests stop' EXIT
-  for _ in $(seq 50); do psql -h 127.0.0.1 -p "$BASE_PORT" -U keyclaim -d keyclaim -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+  wait_ready $BASE_PORT
   sides="pg base kc"
 fi
 PG_MAIN="$(head -1 "${KEYCLAIM_TEST_PG_DATA:-/tmp/keyclaim-test-pg}/postmaster.pid")"
@@ -44,8 +41,7 @@ conn() {
 }
 for side in $sides; do
   read -r port user db _ _ _ <<<"$(conn "$side")"
-  [ "$side" = pg ] || psql -q -h 127.0.0.1 -p "$port" -U keyclaim -d keyclaim -c "$DDL"
-  "$PGBENCH" -n -h 127.0.0.1 -p "$port" -U "$user" -f bench/pgbench/seed.sql -c 4 -t 5000 "$db" >/dev/null 2>&1
+  users_table "$port" "$user" "$db"
 done
 
 cpu() { # pid fields -> "user system" in clock ticks
@@ -62,12 +58,8 @@ measure() { # side script mode -> "tps user_us system_us"
   echo "$tps $(((u1 - u0) * 1000000 / TICK / N)) $(((s1 - s0) * 1000000 / TICK / N))"
 }
 
-# Each point runs ROUNDS times (default 3), the sides taking turns on who
-# goes first; the table has each side's median.
-ROUNDS="${ROUNDS:-3}"
-median() {
-  printf '%s\n' "$@" | sort -n | sed -n "$(( ($# + 1) / 2 ))p"
-}
+# Each point runs ROUNDS times (bench/rounds.sh), the sides taking turns
+# on who goes first; the table has each side's median.
 echo "| workload | mode | side | tps (1 client) | server user µs / statement | server system µs / statement |"
 echo "|---|---|---|---|---|---|"
 for point in ${POINTS:-select_pk:prepared select_pk:extended select_pk:simple insert_unique:simple}; do

@@ -11,6 +11,7 @@
 #   BIN=/tmp/keyclaim-before bench/idle.sh   # an earlier build
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/server.sh
 N="${CONNECTIONS:-10000}"
 PORT="${KC_PORT:-55996}"
 BIN="${BIN:-target/release/keyclaim}"
@@ -21,7 +22,7 @@ KEYCLAIM_CONFIG=/dev/null KEYCLAIM_LISTEN="127.0.0.1:$PORT" KEYCLAIM_METRICS_LIS
 KC_PID=$!
 HOLDER=""
 trap 'kill $KC_PID 2>/dev/null; [ -z "$HOLDER" ] || kill $HOLDER 2>/dev/null' EXIT
-for _ in $(seq 100); do psql -h 127.0.0.1 -p "$PORT" -U keyclaim -d keyclaim -c 'SELECT 1' >/dev/null 2>&1 && break; sleep 0.1; done
+wait_ready "$PORT"
 QUERY="${QUERY-SELECT * FROM idle_t WHERE id = 7}"
 psql -q -h 127.0.0.1 -p "$PORT" -U keyclaim -d keyclaim \
   -c "CREATE TABLE idle_t (id integer PRIMARY KEY, v text)" \

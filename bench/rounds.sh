@@ -1,4 +1,4 @@
-# Sourced by the bench scripts, which all print ratios (`ratio`). bench/run.sh
+# Sourced by the bench scripts, which print ratios (`ratio`) and medians. bench/run.sh
 # and bench/ab.sh measure each point in ROUNDS rounds (default 3, `alternate`),
 # the two sides taking turns on who goes first, so that a burst of noise on
 # a shared machine (another VM, a compaction) falls on one round of one

@@ -19,19 +19,13 @@ KC_PORT="${KC_PORT:-55999}"
 source bench/lib.sh
 source bench/rounds.sh
 
-DDL="CREATE TABLE bench_users (id bigint PRIMARY KEY, email text UNIQUE, name text)"
-psql -q -h 127.0.0.1 -p "$PG_PORT" -U postgres -c "DROP TABLE IF EXISTS bench_users" -c "$DDL"
-psql -q -h 127.0.0.1 -p "$KC_PORT" -U keyclaim -d keyclaim -c "$DDL"
+users_table "$PG_PORT" postgres postgres
+users_table "$KC_PORT" keyclaim keyclaim
 
 run() { # port user db script clients mode -> tps
   "$PGBENCH" -n -h 127.0.0.1 -p "$1" -U "$2" -d "$3" -M "$6" -f "$4" -c "$5" -j "$(( $5 < 2 ? 1 : 2 ))" -T "$DURATION" 2>/dev/null \
     | awk '/^tps/ {print int($3)}'
 }
-for port_user in "$PG_PORT postgres postgres" "$KC_PORT keyclaim keyclaim"; do
-  set -- $port_user
-  "$PGBENCH" -n -h 127.0.0.1 -p "$1" -U "$2" -d "$3" -f bench/pgbench/seed.sql -c 4 -t 5000 >/dev/null 2>&1
-done
-
 echo "| workload | mode | clients | PostgreSQL tps | keyclaim tps | keyclaim / PostgreSQL | one round's ratio |"
 echo "|---|---|---|---|---|---|---|"
 pg() { run "$PG_PORT" postgres postgres "bench/pgbench/$workload.sql" "$clients" "$mode"; }

@@ -631,20 +631,23 @@ fn decorrelate(s: &mut Select, may_hoist: bool) -> Option<Expr> {
     let selection = s.selection.take()?;
     let mut parts = Vec::new();
     conjuncts(selection, &mut parts);
-    // Outer columns equated with inner ones.
+    // Outer columns equated with inner ones, and which parts are such
+    // equations.
     let mut same: HashMap<(String, String), Expr> = HashMap::new();
+    let mut equations = Vec::with_capacity(parts.len());
     for p in &parts {
-        if let Some((by, outer)) = correlation(p, &inner) {
+        let equation = correlation(p, &inner);
+        if let Some((by, outer)) = equation {
             if let Some(outer) = qualified(outer) {
                 same.entry(outer).or_insert_with(|| by.clone());
             }
         }
+        equations.push(equation.is_some());
     }
-    let is_equation = |p: &Expr| correlation(p, &inner).is_some();
     let mut kept = Vec::new();
     let mut hoisted = Vec::new();
-    for mut p in parts {
-        if !is_equation(&p) && !same.is_empty() {
+    for (mut p, is_equation) in parts.into_iter().zip(equations) {
+        if !is_equation && !same.is_empty() {
             let _ = VisitMut::visit(
                 &mut p,
                 &mut Substitute {
