@@ -1,13 +1,18 @@
 //! keyclaim on a real Cassandra against the same LWT sequence issued
 //! directly with the driver, in one run: unique-key inserts, point selects by
 //! primary key and by unique key. Prints a Markdown table with statements/s,
-//! the keyclaim/driver ratio, and the store operations per statement
-//! (keyclaim's own counts, read from its metrics endpoint, so they are exact).
+//! the keyclaim/driver ratio, the store operations per statement
+//! (keyclaim's own counts, read from its metrics endpoint, so they are
+//! exact), and what the node served per statement on each side: requests
+//! (round trips) and the reads and writes its stages ran, from Cassandra
+//! 4.0's `system_views.thread_pools` (not on ScyllaDB or older Cassandra).
 //!
 //!   KEYCLAIM_BENCH_CASSANDRA=127.0.0.1:9042 cargo bench --bench cassandra
 //!
 //! Optional: KEYCLAIM_BENCH_CLIENTS (default 16), KEYCLAIM_BENCH_ROWS (inserts
-//! per round, default 2000; each round also runs twice as many selects).
+//! per round, default 2000; each round also runs twice as many selects),
+//! KEYCLAIM_BENCH_RF (the keyspace's replication factor, default 1). Name
+//! several nodes comma-separated to run against a cluster.
 //! Without KEYCLAIM_BENCH_CASSANDRA it prints how to run it and exits.
 
 use std::collections::BTreeMap;
@@ -20,7 +25,9 @@ use keyclaim::engine::Engine;
 use keyclaim::server::Server;
 use keyclaim::store::cassandra::CassandraStore;
 use scylla::client::session::Session;
+use scylla::policies::load_balancing::{NodeIdentifier, SingleTargetLoadBalancingPolicy};
 use scylla::statement::prepared::PreparedStatement;
+use scylla::statement::unprepared::Statement;
 use scylla::statement::Consistency;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use uuid::Uuid;
@@ -64,15 +71,104 @@ impl Metrics {
     }
 
     /// Runs `phase` and returns what its `kind` statements cost the store.
-    async fn during<F: std::future::Future<Output = f64>>(
+    async fn during<T, F: std::future::Future<Output = T>>(
         &self,
         kind: &str,
         phase: F,
-    ) -> (f64, (u64, u64)) {
+    ) -> (T, (u64, u64)) {
         let (l0, r0) = self.ops(kind).await;
         let rate = phase.await;
         let (l1, r1) = self.ops(kind).await;
         (rate, (l1 - l0, r1 - r0))
+    }
+}
+
+/// What the cluster's nodes served, summed over every node, from their
+/// thread pools' completed tasks: requests from clients (round trips),
+/// the read and mutation tasks their stages ran, and responses from other
+/// nodes (RequestResponseStage: work a coordinator had to ask a replica
+/// for, none when each request goes to a replica of its partition and the
+/// replication factor is 1).
+#[derive(Clone, Copy, Default)]
+struct NodeWork {
+    requests: u64,
+    stage_tasks: u64,
+    forwarded: u64,
+    /// The nodes probed: each probe is a request to each of them.
+    nodes: u64,
+}
+
+impl std::ops::Add for NodeWork {
+    type Output = NodeWork;
+    fn add(self, o: NodeWork) -> NodeWork {
+        NodeWork {
+            requests: self.requests + o.requests,
+            stage_tasks: self.stage_tasks + o.stage_tasks,
+            forwarded: self.forwarded + o.forwarded,
+            nodes: self.nodes.max(o.nodes),
+        }
+    }
+}
+
+impl NodeWork {
+    /// The work done since `before`, less the probe that read `before`
+    /// (a request to each node, completed after it read the counts).
+    fn since(self, before: NodeWork) -> NodeWork {
+        NodeWork {
+            requests: self.requests.saturating_sub(before.requests + before.nodes),
+            stage_tasks: self.stage_tasks.saturating_sub(before.stage_tasks),
+            forwarded: self.forwarded.saturating_sub(before.forwarded),
+            nodes: self.nodes,
+        }
+    }
+}
+
+/// Reads every node's thread pools (each node asked directly: the table
+/// is the node's own); None where a node has no
+/// `system_views.thread_pools` (ScyllaDB, Cassandra before 4.0).
+async fn node_work(session: &Session) -> Option<NodeWork> {
+    let mut work = NodeWork::default();
+    for node in session.get_cluster_state().get_nodes_info() {
+        let mut probe =
+            Statement::new("SELECT name, completed_tasks FROM system_views.thread_pools");
+        probe.set_load_balancing_policy(Some(SingleTargetLoadBalancingPolicy::new(
+            NodeIdentifier::Node(node.clone()),
+            None,
+        )));
+        let result = session.query_unpaged(probe, ()).await.ok()?;
+        for row in result
+            .into_rows_result()
+            .ok()?
+            .rows::<(String, i64)>()
+            .ok()?
+        {
+            let (pool, done) = row.ok()?;
+            let done = done as u64;
+            match pool.as_str() {
+                "Native-Transport-Requests" => work.requests += done,
+                "ReadStage" | "MutationStage" => work.stage_tasks += done,
+                "RequestResponseStage" => work.forwarded += done,
+                _ => {}
+            }
+        }
+        work.nodes += 1;
+    }
+    Some(work)
+}
+
+/// One side's run of a phase: its rate, and what the node did meanwhile.
+struct Side {
+    rate: f64,
+    node: Option<NodeWork>,
+}
+
+async fn on_node<F: std::future::Future<Output = f64>>(session: &Session, phase: F) -> Side {
+    let before = node_work(session).await;
+    let rate = phase.await;
+    let after = node_work(session).await;
+    Side {
+        rate,
+        node: before.zip(after).map(|(b, a)| a.since(b)),
     }
 }
 
@@ -183,7 +279,8 @@ impl Direct {
 /// Measured rounds per workload, after one warm-up round.
 const ROUNDS: usize = 3;
 
-/// Rates of the measured rounds, and keyclaim's store operations in them.
+/// Rates of the measured rounds, keyclaim's store operations in them, and
+/// the node's work for each side (None once a round could not read it).
 #[derive(Default)]
 struct Measured {
     keyclaim: Vec<f64>,
@@ -191,15 +288,37 @@ struct Measured {
     lwts: u64,
     reads: u64,
     statements: usize,
+    node: Option<[NodeWork; 2]>,
 }
 
 impl Measured {
-    fn add(&mut self, keyclaim: f64, driver: f64, (lwts, reads): (u64, u64), statements: usize) {
-        self.keyclaim.push(keyclaim);
-        self.driver.push(driver);
+    fn add(&mut self, keyclaim: Side, driver: Side, (lwts, reads): (u64, u64), statements: usize) {
+        let first = self.keyclaim.is_empty();
+        self.keyclaim.push(keyclaim.rate);
+        self.driver.push(driver.rate);
         self.lwts += lwts;
         self.reads += reads;
         self.statements += statements;
+        self.node = match (self.node, keyclaim.node, driver.node) {
+            (_, Some(k), Some(d)) if first => Some([k, d]),
+            (Some([k0, d0]), Some(k), Some(d)) => Some([k0 + k, d0 + d]),
+            _ => None,
+        };
+    }
+
+    /// The nodes' requests, stage tasks and responses from other nodes
+    /// per statement, each as keyclaim / driver.
+    fn node_per_statement(&self) -> [String; 3] {
+        let Some([k, d]) = self.node else {
+            return ["n/a".into(), "n/a".into(), "n/a".into()];
+        };
+        let per = |n: u64| n as f64 / self.statements as f64;
+        let pair = |k: u64, d: u64| format!("{:.2} / {:.2}", per(k), per(d));
+        [
+            pair(k.requests, d.requests),
+            pair(k.stage_tasks, d.stage_tasks),
+            pair(k.forwarded, d.forwarded),
+        ]
     }
 }
 
@@ -228,7 +347,10 @@ async fn main() {
     let rows = env_usize("KEYCLAIM_BENCH_ROWS", 2000);
     let mut config = Config::default();
     config.store.kind = StoreKind::Cassandra;
-    config.store.contact_points = vec![node];
+    // One node, or several (comma-separated): the whole cluster's work is
+    // counted either way.
+    config.store.contact_points = node.split(',').map(str::to_owned).collect();
+    config.store.replication_factor = env_usize("KEYCLAIM_BENCH_RF", 1) as u32;
     config.store.keyspace = format!("kc_bench_{}", &Uuid::new_v4().simple().to_string()[..16]);
     config.server.listen = "127.0.0.1:0".into();
     config.log.level = "warn".into();
@@ -272,6 +394,7 @@ async fn main() {
     let by_pk = prepared("SELECT * FROM users WHERE id = $1").await;
     let by_email = prepared("SELECT * FROM users WHERE email = $1").await;
     let direct = Arc::new(Direct::new(cassandra.session().clone(), &config.store.keyspace).await);
+    let node = cassandra.session().as_ref();
 
     // Each workload runs in rounds, keyclaim then driver, after one
     // unmeasured warm-up round of both (the JVM, the Paxos tables and the
@@ -298,9 +421,12 @@ async fn main() {
     let mut inserts = Measured::default();
     for round in 0..=ROUNDS {
         let (kc, ops) = metrics
-            .during("insert", timed(clients, rows, insert_op(round)))
+            .during(
+                "insert",
+                on_node(node, timed(clients, rows, insert_op(round))),
+            )
             .await;
-        let dr = timed(clients, rows, direct_insert(round)).await;
+        let dr = on_node(node, timed(clients, rows, direct_insert(round))).await;
         if round > 0 {
             inserts.add(kc, dr, ops, rows);
         }
@@ -323,12 +449,15 @@ async fn main() {
                 assert_eq!(r.len(), 1);
             }
         });
-        let (kc, ops) = metrics.during("select", by_pk_phase).await;
+        let (kc, ops) = metrics.during("select", on_node(node, by_pk_phase)).await;
         let d = direct.clone();
-        let dr = timed(clients, selects, move |_, i| {
-            let d = d.clone();
-            async move { d.select_pk(pick(i)).await }
-        })
+        let dr = on_node(
+            node,
+            timed(clients, selects, move |_, i| {
+                let d = d.clone();
+                async move { d.select_pk(pick(i)).await }
+            }),
+        )
         .await;
         if round > 0 {
             by_key.add(kc, dr, ops, selects);
@@ -340,12 +469,17 @@ async fn main() {
                 assert_eq!(r.len(), 1);
             }
         });
-        let (kc, ops) = metrics.during("select", by_email_phase).await;
+        let (kc, ops) = metrics
+            .during("select", on_node(node, by_email_phase))
+            .await;
         let d = direct.clone();
-        let dr = timed(clients, selects, move |_, i| {
-            let d = d.clone();
-            async move { d.select_unique(pick(i)).await }
-        })
+        let dr = on_node(
+            node,
+            timed(clients, selects, move |_, i| {
+                let d = d.clone();
+                async move { d.select_unique(pick(i)).await }
+            }),
+        )
         .await;
         if round > 0 {
             by_unique.add(kc, dr, ops, selects);
@@ -353,20 +487,23 @@ async fn main() {
     }
 
     println!(
-        "{clients} clients, {rows} inserts and {selects} selects per round, median of {ROUNDS} rounds, Cassandra at {}",
-        config.store.contact_points[0]
+        "{clients} clients, {rows} inserts and {selects} selects per round, median of {ROUNDS} rounds, Cassandra at {} ({} nodes, replication factor {})",
+        config.store.contact_points.join(","),
+        node.get_cluster_state().get_nodes_info().len(),
+        config.store.replication_factor
     );
     println!();
-    println!("| statement | keyclaim stmt/s | driver stmt/s | keyclaim / driver | LWTs per stmt | SERIAL reads per stmt | store round trips in sequence |");
-    println!("|---|---|---|---|---|---|---|");
+    println!("| statement | keyclaim stmt/s | driver stmt/s | keyclaim / driver | LWTs per stmt | SERIAL reads per stmt | store round trips in sequence | node requests per stmt, keyclaim / driver | node read and mutation tasks per stmt, keyclaim / driver | responses between nodes per stmt, keyclaim / driver |");
+    println!("|---|---|---|---|---|---|---|---|---|---|");
     for (name, m, depth) in [
         ("INSERT, one UNIQUE column", &inserts, "2 (claim, row)"),
         ("SELECT by primary key", &by_key, "1 (row)"),
         ("SELECT by unique key", &by_unique, "2 (claim, row)"),
     ] {
         let (kc, dr) = (median(&m.keyclaim), median(&m.driver));
+        let [requests, stage_tasks, forwarded] = m.node_per_statement();
         println!(
-            "| {name} | {kc:.0} | {dr:.0} | {:.2} | {:.2} | {:.2} | {depth} |",
+            "| {name} | {kc:.0} | {dr:.0} | {:.2} | {:.2} | {:.2} | {depth} | {requests} | {stage_tasks} | {forwarded} |",
             kc / dr,
             m.lwts as f64 / m.statements as f64,
             m.reads as f64 / m.statements as f64

@@ -17,7 +17,7 @@ use pgwire::api::{ClientInfo, ClientPortalStore, PgWireConnectionState, Type, DE
 use pgwire::error::{PgWireError, PgWireResult};
 use pgwire::messages::data::{NoData, ParameterDescription};
 use pgwire::messages::extendedquery::{
-    Describe, Execute, PortalSuspended, TARGET_TYPE_BYTE_STATEMENT,
+    Describe, Execute, PortalSuspended, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
 use pgwire::messages::response::{CommandComplete, EmptyQueryResponse};
 use pgwire::messages::PgWireBackendMessage;
@@ -131,11 +131,28 @@ impl ExtendedQueryHandler for Connection {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        // A cursor is a portal too, by its name (psycopg describes a
-        // named cursor so after DECLARE); its rows come as text.
-        if message.target_type != TARGET_TYPE_BYTE_STATEMENT {
+        if message.target_type == TARGET_TYPE_BYTE_PORTAL {
             let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
             let portal = client.portal_store().get_portal(name);
+            // A portal's result, from its statement's shared columns in the
+            // Bind's formats, straight into a RowDescription (pgwire's
+            // default builds a list of fields, then the message from a copy
+            // of each: for every execution of a prepared statement that
+            // libpq runs, as it describes each portal).
+            if let Some(Entry::Value(portal)) = &portal {
+                let described = encode::Described::new(
+                    portal.statement.statement.columns.clone(),
+                    &portal.result_column_format,
+                )?;
+                let message = if described.columns.is_empty() {
+                    PgWireBackendMessage::NoData(NoData::new())
+                } else {
+                    PgWireBackendMessage::RowDescription(described.row_description())
+                };
+                return client.feed(message).await.map_err(Into::into);
+            }
+            // A cursor is a portal too, by its name (psycopg describes a
+            // named cursor so after DECLARE); its rows come as text.
             if let (None, Some(columns)) = (portal, self.view.cursor_columns(name)) {
                 let described = encode::Described::new(columns, &Format::UnifiedText)?;
                 return client

@@ -128,6 +128,19 @@ async fn text_parameters_and_results_in_the_extended_protocol() {
         )
         .await;
     assert_eq!(reply.tags(), ["INSERT 0 1"], "{reply:?}");
+    // Its portal, described, has no rows: ParseComplete, BindComplete,
+    // NoData, then the command's tag, as PostgreSQL answers.
+    let kinds: Vec<char> = reply
+        .messages
+        .iter()
+        .map(|m| match m {
+            common::raw::Msg::Other(kind) => *kind,
+            common::raw::Msg::Tag(_) => 'C',
+            common::raw::Msg::Ready(_) => 'Z',
+            _ => '?',
+        })
+        .collect();
+    assert_eq!(kinds, ['1', '2', 'n', 'C', 'Z'], "{reply:?}");
     let reply = c
         .extended("INSERT INTO kv VALUES ($1, $2)", &[Some("8"), None])
         .await;
