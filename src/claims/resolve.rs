@@ -94,7 +94,12 @@ async fn claim_more(
     } else {
         OnBusy::Report
     };
-    let results = join_all(keys.iter().map(|k| claim_one(w, k, owner, txn, on_busy))).await;
+    // A lone key (the common INSERT) is awaited as it is: joining one
+    // future costs a list of it and the join's bookkeeping.
+    let results = match keys {
+        [k] => vec![claim_one(w, k, owner, txn, on_busy).await],
+        _ => join_all(keys.iter().map(|k| claim_one(w, k, owner, txn, on_busy))).await,
+    };
     let mut busy = Vec::new();
     let mut first_err = None;
     for (k, r) in keys.iter().zip(results) {
