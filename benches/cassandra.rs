@@ -3,9 +3,10 @@
 //! primary key and by unique key. Prints a Markdown table with statements/s,
 //! the keyclaim/driver ratio, the store operations per statement
 //! (keyclaim's own counts, read from its metrics endpoint, so they are
-//! exact), and what the node served per statement on each side: requests
-//! (round trips) and the reads and writes its stages ran, from Cassandra
-//! 4.0's `system_views.thread_pools` (not on ScyllaDB or older Cassandra).
+//! exact), and what the nodes served per statement on each side: requests
+//! (round trips), the reads and writes their stages ran, and responses
+//! between nodes (forwarded work), from Cassandra 4.0's
+//! `system_views.thread_pools` (not on ScyllaDB or older Cassandra).
 //!
 //!   KEYCLAIM_BENCH_CASSANDRA=127.0.0.1:9042 cargo bench --bench cassandra
 //!
@@ -280,7 +281,8 @@ impl Direct {
 const ROUNDS: usize = 3;
 
 /// Rates of the measured rounds, keyclaim's store operations in them, and
-/// the node's work for each side (None once a round could not read it).
+/// the nodes' work for each side (keyclaim, driver), unless a round could
+/// not read it.
 #[derive(Default)]
 struct Measured {
     keyclaim: Vec<f64>,
@@ -288,30 +290,30 @@ struct Measured {
     lwts: u64,
     reads: u64,
     statements: usize,
-    node: Option<[NodeWork; 2]>,
+    node: [NodeWork; 2],
+    node_unread: bool,
 }
 
 impl Measured {
     fn add(&mut self, keyclaim: Side, driver: Side, (lwts, reads): (u64, u64), statements: usize) {
-        let first = self.keyclaim.is_empty();
         self.keyclaim.push(keyclaim.rate);
         self.driver.push(driver.rate);
         self.lwts += lwts;
         self.reads += reads;
         self.statements += statements;
-        self.node = match (self.node, keyclaim.node, driver.node) {
-            (_, Some(k), Some(d)) if first => Some([k, d]),
-            (Some([k0, d0]), Some(k), Some(d)) => Some([k0 + k, d0 + d]),
-            _ => None,
-        };
+        match keyclaim.node.zip(driver.node) {
+            Some((k, d)) => self.node = [self.node[0] + k, self.node[1] + d],
+            None => self.node_unread = true,
+        }
     }
 
     /// The nodes' requests, stage tasks and responses from other nodes
     /// per statement, each as keyclaim / driver.
     fn node_per_statement(&self) -> [String; 3] {
-        let Some([k, d]) = self.node else {
+        if self.node_unread {
             return ["n/a".into(), "n/a".into(), "n/a".into()];
-        };
+        }
+        let [k, d] = self.node;
         let per = |n: u64| n as f64 / self.statements as f64;
         let pair = |k: u64, d: u64| format!("{:.2} / {:.2}", per(k), per(d));
         [
