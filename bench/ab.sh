@@ -12,6 +12,7 @@
 #   BASE=<rev> SECONDS_PER_POINT=20 bench/ab.sh
 #   BASE_BIN=/tmp/keyclaim-before bench/ab.sh   # a binary kept from before
 #   NEW_BIN=/tmp/keyclaim-after BASE_BIN=... bench/ab.sh   # two kept binaries
+#   POINTS="select_pk:prepared insert_unique:simple" bench/ab.sh   # some points only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BASE="${BASE:-fbf9b61}"
@@ -55,7 +56,7 @@ echo "| workload | mode | clients | earlier ($BASE) tps | this build tps | this 
 echo "|---|---|---|---|---|---|---|"
 old() { run $OLD_PORT "bench/pgbench/$workload.sql" "$clients" "$mode"; }
 new() { run $NEW_PORT "bench/pgbench/$workload.sql" "$clients" "$mode"; }
-for point in insert_unique:simple update_pk:prepared select_unique:simple select_pk:prepared select_pk:extended; do
+for point in ${POINTS:-insert_unique:simple update_pk:prepared select_unique:simple select_pk:prepared select_pk:extended}; do
   workload=${point%%:*}
   mode=${point##*:}
   for clients in 1 8 32; do

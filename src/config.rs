@@ -62,7 +62,13 @@ pub struct ServerConfig {
     /// PostgreSQL 15 does (its differential tests compare with 15), and
     /// pg_dump refuses servers newer than itself.
     pub server_version: String,
+    /// Threads that serve connections. Default 0: one per CPU core. Fewer
+    /// leave cores to what runs beside keyclaim (the app, a store node).
+    pub workers: usize,
 }
+
+/// More worker threads than this is a typo, not a machine.
+const MAX_WORKERS: usize = 1024;
 
 impl Default for ServerConfig {
     fn default() -> Self {
@@ -71,6 +77,7 @@ impl Default for ServerConfig {
             max_connections: 1024,
             shutdown_grace_ms: 10_000,
             server_version: crate::session::settings::DEFAULT_SERVER_VERSION.into(),
+            workers: 0,
         }
     }
 }
@@ -520,6 +527,12 @@ impl Config {
         if self.server.max_connections == 0 {
             problems.push("server.max_connections: must be at least 1".into());
         }
+        if self.server.workers > MAX_WORKERS {
+            problems.push(format!(
+                "server.workers: {} is more than {MAX_WORKERS} (0: one per CPU core)",
+                self.server.workers
+            ));
+        }
         let reachable = self
             .server
             .listen
@@ -812,6 +825,22 @@ mod tests {
         assert_eq!(config.auth.method, AuthMethod::ScramSha256);
         assert_eq!(config.auth.users[0].name, "a");
         assert_eq!(config.server.listen, "127.0.0.1:2");
+    }
+
+    #[test]
+    fn workers_are_one_per_core_unless_set() {
+        let load = |pairs: &[(&str, &str)]| {
+            Config::load(Sources {
+                env: env(pairs),
+                ..Default::default()
+            })
+        };
+        assert_eq!(load(&[]).unwrap().server.workers, 0);
+        let config = load(&[("KEYCLAIM_SERVER_WORKERS", "1")]).unwrap();
+        assert_eq!(config.server.workers, 1);
+        let errors = load(&[("KEYCLAIM_SERVER_WORKERS", "5000")]).unwrap_err().0;
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(errors[0].starts_with("server.workers: 5000"), "{errors:?}");
     }
 
     #[test]

@@ -11,6 +11,12 @@ use keyclaim::server::{self, Server, ServerError};
 use keyclaim::store::cassandra::connect;
 use tracing::{error, info};
 
+/// mimalloc rather than the system's malloc: statements allocate and free
+/// many small values, often on different worker threads (Cargo.toml says
+/// what it bought).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// A PostgreSQL-wire proxy that enforces PRIMARY KEY and UNIQUE on
 /// Cassandra-style stores. Every config setting can also be set from the
 /// environment as KEYCLAIM_<SECTION>_<KEY> (e.g. KEYCLAIM_CLAIMS_LEASE_MS);
@@ -55,7 +61,7 @@ fn main() -> ExitCode {
         .with_env_filter(tracing_subscriber::EnvFilter::new(&config.log.level))
         .init();
     keyclaim::session::settings::configure_server_version(&config.server.server_version);
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime(config.server.workers) {
         Ok(runtime) => runtime,
         Err(e) => {
             error!(cause = %e, "cannot start the async runtime");
@@ -72,6 +78,17 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The async runtime connections are served on: `workers` threads, or one
+/// per CPU core for 0.
+fn runtime(workers: usize) -> std::io::Result<tokio::runtime::Runtime> {
+    let mut builder = tokio::runtime::Builder::new_multi_thread();
+    builder.enable_all();
+    if workers > 0 {
+        builder.worker_threads(workers);
+    }
+    builder.build()
 }
 
 /// `--check`: for operators, a yes or no on the store with what was found.

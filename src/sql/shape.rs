@@ -115,7 +115,8 @@ const OPERATOR_CHARS: &[u8] = b"+-*/<>=~!@#%^&|`?";
 /// anything this scan does not follow exactly.
 fn tokens(sql: &str) -> Option<Vec<Token>> {
     let b = sql.as_bytes();
-    let mut out = Vec::new();
+    // About one token in four bytes of SQL: room made once, not by doubling.
+    let mut out = Vec::with_capacity(b.len() / 4 + 8);
     let mut i = 0;
     while i < b.len() {
         let start = i;

@@ -5,10 +5,11 @@
 //!
 //! Each table's rows sit in one ordered map behind a short-held lock, so
 //! every compare-and-set is linearizable and scans page in key order (as a
-//! CQL token scan would, minus the hashing). Claims need no order: a DashMap
-//! keyed by partition shards them by hash. Nothing survives the process.
+//! CQL token scan would, minus the hashing). Claims need no order: each
+//! constraint's sit in a DashMap that shards them by hash. Nothing survives
+//! the process.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{btree_map, BTreeMap, BTreeSet};
 use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use dashmap::DashMap;
 use parking_lot::{Mutex, RwLock};
+use smallvec::SmallVec;
 use uuid::Uuid;
 
 use crate::catalog::TableDef;
@@ -25,7 +27,15 @@ use super::{
     Store, StoreError, StoreResult, TxnId, TxnRecord,
 };
 
-type RowMap = BTreeMap<Vec<u8>, RowRecord>;
+/// A key as the maps keep it: a key of a few columns (a bigint's is 13
+/// bytes) sits inline in the map's node, so a lookup compares bytes lying
+/// side by side instead of following a pointer for every key it passes.
+type Key = SmallVec<[u8; 24]>;
+
+type RowMap = BTreeMap<Key, RowRecord>;
+
+/// One constraint's claims, by key.
+type ClaimMap = DashMap<Key, ClaimRecord>;
 
 /// Counts of LWTs and reads, for benchmarks and tests.
 #[derive(Debug, Default)]
@@ -43,7 +53,9 @@ pub struct OpCounts {
 #[derive(Default)]
 pub struct MemoryStore {
     rows: DashMap<String, Arc<RwLock<RowMap>>>,
-    claims: DashMap<(String, Vec<u8>), ClaimRecord>,
+    /// Claims by constraint, then by key: found from the borrowed name and
+    /// bytes (no key built for a lookup), and a constraint's dropped at once.
+    claims: DashMap<String, Arc<ClaimMap>>,
     catalog: Mutex<BTreeMap<String, CatalogRecord>>,
     txn_records: DashMap<TxnId, TxnRecord>,
     heartbeats: DashMap<u32, u64>,
@@ -62,6 +74,16 @@ impl MemoryStore {
             return t.clone();
         }
         self.rows.entry(table.to_owned()).or_default().clone()
+    }
+
+    fn claims_of(&self, constraint: &str) -> Arc<ClaimMap> {
+        if let Some(c) = self.claims.get(constraint) {
+            return c.clone();
+        }
+        self.claims
+            .entry(constraint.to_owned())
+            .or_default()
+            .clone()
     }
 
     fn lwt(&self) {
@@ -105,14 +127,19 @@ impl Store for MemoryStore {
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
         self.lwt();
+        // Made ready before the lock is taken; one walk of the map finds
+        // the slot and fills it.
+        let row = row.to_slots(table);
         let t = self.table(&table.id);
         let mut map = t.write();
-        match cas_slot(map.get(pk), |cur| cur.is_none()) {
-            Ok(()) => {
-                map.insert(pk.to_vec(), row.to_slots(table));
+        match map.entry(Key::from_slice(pk)) {
+            btree_map::Entry::Vacant(slot) => {
+                slot.insert(row);
                 Ok(Cas::Applied)
             }
-            Err(cur) => Ok(Cas::NotApplied(cur.map(|r| r.from_slots(table)))),
+            btree_map::Entry::Occupied(cur) => {
+                Ok(Cas::NotApplied(Some(cur.get().clone().from_slots(table))))
+            }
         }
     }
 
@@ -124,27 +151,23 @@ impl Store for MemoryStore {
         row: RowRecord,
     ) -> StoreResult<Cas<RowRecord>> {
         self.lwt();
+        let mut row = row.to_slots(table);
         let t = self.table(&table.id);
         let mut map = t.write();
-        match cas_slot(map.get(pk), |cur| {
-            cur.is_some_and(|r| r.version == expected)
-        }) {
-            Ok(()) => {
-                let mut row = row.to_slots(table);
+        match map.get_mut(pk) {
+            Some(cur) if cur.version == expected => {
                 // A writer whose definition has fewer columns than the
                 // row (it has not seen an ADD COLUMN yet) leaves the
                 // slots it does not know as they were, as a CQL UPDATE
                 // leaves the columns it does not name.
-                if let Some(cur) = map.get(pk).filter(|c| c.live && row.live) {
-                    if cur.values.len() > row.values.len() {
-                        let tail = cur.values[row.values.len()..].to_vec();
-                        row.values.extend(tail);
-                    }
+                if cur.live && row.live && cur.values.len() > row.values.len() {
+                    row.values
+                        .extend_from_slice(&cur.values[row.values.len()..]);
                 }
-                map.insert(pk.to_vec(), row);
+                *cur = row;
                 Ok(Cas::Applied)
             }
-            Err(cur) => Ok(Cas::NotApplied(cur.map(|r| r.from_slots(table)))),
+            cur => Ok(Cas::NotApplied(cur.map(|r| r.clone().from_slots(table)))),
         }
     }
 
@@ -158,13 +181,13 @@ impl Store for MemoryStore {
         let t = self.table(&table.id);
         let map = t.read();
         let lower = match after {
-            Some(k) => Bound::Excluded(k.to_vec()),
+            Some(k) => Bound::Excluded(k),
             None => Bound::Unbounded,
         };
         let rows: Vec<(Vec<u8>, RowRecord)> = map
-            .range((lower, Bound::Unbounded))
+            .range::<[u8], _>((lower, Bound::Unbounded))
             .take(limit)
-            .map(|(k, v)| (k.clone(), v.clone()))
+            .map(|(k, v)| (k.to_vec(), v.clone()))
             .collect();
         let next = if rows.len() == limit {
             rows.last().map(|(k, _)| k.clone())
@@ -213,10 +236,8 @@ impl Store for MemoryStore {
 
     async fn read_claim(&self, constraint: &str, key: &[u8]) -> StoreResult<Option<ClaimRecord>> {
         self.read();
-        Ok(self
-            .claims
-            .get(&(constraint.to_owned(), key.to_vec()))
-            .map(|c| c.clone()))
+        let claims = self.claims.get(constraint);
+        Ok(claims.and_then(|c| c.get(key).map(|c| c.clone())))
     }
 
     async fn insert_claim(
@@ -226,7 +247,7 @@ impl Store for MemoryStore {
         claim: ClaimRecord,
     ) -> StoreResult<Cas<ClaimRecord>> {
         self.lwt();
-        match self.claims.entry((constraint.to_owned(), key.to_vec())) {
+        match self.claims_of(constraint).entry(Key::from_slice(key)) {
             dashmap::Entry::Occupied(cur) => Ok(Cas::NotApplied(Some(cur.get().clone()))),
             dashmap::Entry::Vacant(slot) => {
                 slot.insert(claim);
@@ -243,7 +264,7 @@ impl Store for MemoryStore {
         new: TxnId,
     ) -> StoreResult<Cas<ClaimRecord>> {
         self.lwt();
-        match self.claims.entry((constraint.to_owned(), key.to_vec())) {
+        match self.claims_of(constraint).entry(Key::from_slice(key)) {
             dashmap::Entry::Occupied(mut cur) if cur.get().txn == expected => {
                 cur.get_mut().txn = new;
                 Ok(Cas::Applied)
@@ -260,7 +281,7 @@ impl Store for MemoryStore {
         expected: TxnId,
     ) -> StoreResult<Cas<ClaimRecord>> {
         self.lwt();
-        match self.claims.entry((constraint.to_owned(), key.to_vec())) {
+        match self.claims_of(constraint).entry(Key::from_slice(key)) {
             dashmap::Entry::Occupied(cur) if cur.get().txn == expected => {
                 cur.remove();
                 Ok(Cas::Applied)
@@ -271,7 +292,7 @@ impl Store for MemoryStore {
     }
 
     async fn drop_claims(&self, constraint: &str) -> StoreResult<()> {
-        self.claims.retain(|(c, _), _| c != constraint);
+        self.claims.remove(constraint);
         Ok(())
     }
 

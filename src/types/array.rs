@@ -702,10 +702,7 @@ pub(super) fn compare(a: &[Value], b: &[Value]) -> Option<Ordering> {
 /// arrays (as `compare` sees them) have equal bytes.
 pub(super) fn key_bytes(items: &[Value], out: &mut Vec<u8>) {
     for item in items {
-        let mut one = Vec::new();
-        item.key_bytes(&mut one);
-        out.extend_from_slice(&(one.len() as u32).to_be_bytes());
-        out.extend_from_slice(&one);
+        super::key::push_prefixed(item, out);
     }
 }
 

@@ -113,14 +113,22 @@ fn float_key(f: f64, out: &mut Vec<u8>) {
 
 /// Canonical bytes of a (possibly composite) key: a length-prefixed tuple.
 pub fn encode_key(values: &[&Value]) -> Vec<u8> {
-    let mut out = Vec::new();
+    let mut out = Vec::with_capacity(16 * values.len());
     for v in values {
-        let mut one = Vec::new();
-        v.key_bytes(&mut one);
-        out.extend_from_slice(&(one.len() as u32).to_be_bytes());
-        out.extend_from_slice(&one);
+        push_prefixed(v, &mut out);
     }
     out
+}
+
+/// Appends `value`'s key bytes to `out` after their length (4 bytes, big
+/// endian). The value is written in place after room for the length, which
+/// is filled in once it is known: one buffer, no copy per value.
+pub(super) fn push_prefixed(value: &Value, out: &mut Vec<u8>) {
+    let at = out.len();
+    out.extend_from_slice(&[0; 4]);
+    value.key_bytes(out);
+    let len = (out.len() - at - 4) as u32;
+    out[at..at + 4].copy_from_slice(&len.to_be_bytes());
 }
 
 /// The inverse of [`encode_key`] for a key of columns typed `types`: the
