@@ -740,6 +740,14 @@ mod tests {
             .collect()
     }
 
+    /// The config from these environment variables alone.
+    fn load(pairs: &[(&str, &str)]) -> Result<Config, ConfigErrors> {
+        Config::load(Sources {
+            env: env(pairs),
+            ..Default::default()
+        })
+    }
+
     #[test]
     fn a_password_from_the_environment_or_a_file_turns_on_scram() {
         let config = Config::load(Sources {
@@ -829,12 +837,6 @@ mod tests {
 
     #[test]
     fn workers_are_one_per_core_unless_set() {
-        let load = |pairs: &[(&str, &str)]| {
-            Config::load(Sources {
-                env: env(pairs),
-                ..Default::default()
-            })
-        };
         assert_eq!(load(&[]).unwrap().server.workers, 0);
         let config = load(&[("KEYCLAIM_SERVER_WORKERS", "1")]).unwrap();
         assert_eq!(config.server.workers, 1);
@@ -845,12 +847,6 @@ mod tests {
 
     #[test]
     fn trust_on_a_reachable_address_needs_saying_so() {
-        let load = |pairs: &[(&str, &str)]| {
-            Config::load(Sources {
-                env: env(pairs),
-                ..Default::default()
-            })
-        };
         let errors = load(&[("KEYCLAIM_SERVER_LISTEN", "0.0.0.0:5433")])
             .unwrap_err()
             .0;

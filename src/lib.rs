@@ -144,6 +144,13 @@
 // by value on the error path only, where its size costs nothing measurable.
 #![allow(clippy::result_large_err)]
 
+/// mimalloc rather than the system's malloc, for every program built on
+/// keyclaim (the server, its benchmarks and tests): statements allocate and
+/// free many small values, often on different worker threads
+/// (docs/performance.md says what it bought).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod catalog;
 pub mod claims;
 pub mod config;

@@ -11,12 +11,6 @@ use keyclaim::server::{self, Server, ServerError};
 use keyclaim::store::cassandra::connect;
 use tracing::{error, info};
 
-/// mimalloc rather than the system's malloc: statements allocate and free
-/// many small values, often on different worker threads (Cargo.toml says
-/// what it bought).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 /// A PostgreSQL-wire proxy that enforces PRIMARY KEY and UNIQUE on
 /// Cassandra-style stores. Every config setting can also be set from the
 /// environment as KEYCLAIM_<SECTION>_<KEY> (e.g. KEYCLAIM_CLAIMS_LEASE_MS);
@@ -151,5 +145,20 @@ async fn shutdown_signal() {
     tokio::select! {
         _ = interrupt => info!("SIGINT received"),
         _ = terminate => info!("SIGTERM received"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::runtime;
+
+    #[test]
+    fn workers_set_the_runtimes_threads() {
+        for workers in [1, 3] {
+            let runtime = runtime(workers).unwrap();
+            assert_eq!(runtime.metrics().num_workers(), workers);
+        }
+        let cores = std::thread::available_parallelism().unwrap().get();
+        assert_eq!(runtime(0).unwrap().metrics().num_workers(), cores);
     }
 }
