@@ -70,20 +70,11 @@ impl MemoryStore {
     }
 
     fn table(&self, table: &str) -> Arc<RwLock<RowMap>> {
-        if let Some(t) = self.rows.get(table) {
-            return t.clone();
-        }
-        self.rows.entry(table.to_owned()).or_default().clone()
+        named(&self.rows, table)
     }
 
     fn claims_of(&self, constraint: &str) -> Arc<ClaimMap> {
-        if let Some(c) = self.claims.get(constraint) {
-            return c.clone();
-        }
-        self.claims
-            .entry(constraint.to_owned())
-            .or_default()
-            .clone()
+        named(&self.claims, constraint)
     }
 
     fn lwt(&self) {
@@ -93,6 +84,15 @@ impl MemoryStore {
     fn read(&self) {
         self.counts.reads.fetch_add(1, Ordering::Relaxed);
     }
+}
+
+/// The shared map `name` stands for in `maps`, made empty on first use;
+/// found from the borrowed name (a name is copied only when it is new).
+fn named<T: Default>(maps: &DashMap<String, Arc<T>>, name: &str) -> Arc<T> {
+    if let Some(m) = maps.get(name) {
+        return m.clone();
+    }
+    maps.entry(name.to_owned()).or_default().clone()
 }
 
 /// Compare-and-set on one slot of a map: `expect` decides from the current
