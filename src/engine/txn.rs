@@ -3,10 +3,10 @@
 //! writes, and deciding the transaction at COMMIT / ROLLBACK (or trimming
 //! it at ROLLBACK TO) before the session's block state moves.
 
-use tracing::warn;
+use tracing::{debug, info, warn};
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::{ddl, foreign_keys, Engine};
 use crate::claims::intents::decide;
@@ -16,6 +16,11 @@ use crate::session::utility::SetPlan;
 use crate::session::{utility, Session, Utility};
 use crate::store::{StoreError, TxnRecord, TxnStatus};
 use crate::txn::{Block, LogMark, Mode, OpenTxn, StmtTxn};
+
+/// How long a transaction left undecided waits before this proxy decides
+/// it, and the longest pause between tries while the store fails.
+const SETTLE_FIRST_PAUSE: Duration = Duration::from_millis(50);
+const SETTLE_MAX_PAUSE: Duration = Duration::from_secs(5);
 
 impl Engine {
     /// The block's transaction, minted by its first write.
@@ -317,11 +322,14 @@ impl Engine {
                 self.abort_decided(open).await;
                 Err(crate::catalog::store_error(StoreError::Unavailable(why)))
             }
-            // Whoever meets it next learns the outcome or aborts it; either
-            // way it ends wholly committed or wholly aborted.
-            Err(StoreError::Unknown(why)) => Err(SqlError::completion_unknown(format!(
-                "the store did not confirm the transaction's commit: {why}"
-            ))),
+            // Settled in the background (or by whoever meets it first):
+            // either way it ends wholly committed or wholly aborted.
+            Err(StoreError::Unknown(why)) => {
+                self.settle_later(open);
+                Err(SqlError::completion_unknown(format!(
+                    "the store did not confirm the transaction's commit: {why}"
+                )))
+            }
         }
     }
 
@@ -338,12 +346,40 @@ impl Engine {
     async fn abort_decided(&self, open: OpenTxn) {
         match self.decide(&open, TxnRecord::aborted()).await {
             Ok(rec) => self.finish(open, rec).await,
-            // Left undecided: this proxy no longer lists it as open, so the
-            // next writer that meets it aborts it.
             Err(e) => {
-                warn!(txn = %open.id, cause = %e, "could not record a rollback; it will be resolved by whoever meets the transaction")
+                warn!(txn = %open.id, cause = %e, "could not record a rollback; retrying in the background");
+                self.settle_later(open);
             }
         }
+    }
+
+    /// A transaction whose decision could not be recorded (its rollback's
+    /// record write failed, or its commit's outcome is unknown) is no longer
+    /// open here, so any writer that meets it may abort it; this proxy does
+    /// so itself, in the background, until a record stands (finding
+    /// `committed` if the commit landed after all), then cleans up as
+    /// `finish` does. Rows nobody writes again then do not keep it
+    /// undecided. It is the resolver's own step (`abort_if_gone`), so the
+    /// model check's `AbortOther` on a transaction that answered covers it.
+    fn settle_later(&self, open: OpenTxn) {
+        let engine = self.clone();
+        tokio::spawn(async move {
+            let mut pause = SETTLE_FIRST_PAUSE;
+            loop {
+                tokio::time::sleep(pause).await;
+                match engine.decide(&open, TxnRecord::aborted()).await {
+                    Ok(rec) => {
+                        info!(txn = %open.id, status = ?rec.status, "settled a transaction whose decision had not been recorded");
+                        engine.finish(open, rec).await;
+                        return;
+                    }
+                    Err(e) => {
+                        debug!(txn = %open.id, cause = %e, "a transaction is still not settled");
+                        pause = (pause * 2).min(SETTLE_MAX_PAUSE);
+                    }
+                }
+            }
+        });
     }
 
     /// One LWT on the transaction's record; the decision that stands.

@@ -491,3 +491,146 @@ async fn a_reader_never_shows_an_intent_taken_back_before_commit() {
     let seen = read.await.unwrap();
     assert!(seen == 100 || seen == 7, "the reader saw {seen}");
 }
+
+/// How the store answers a transaction record's write (`insert_txn_record`);
+/// every other operation passes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+enum RecordFault {
+    #[default]
+    None,
+    Unavailable,
+    LostThenUnknown,
+    AppliedThenUnknown,
+}
+
+#[derive(Clone)]
+struct RecordFaults(std::sync::Arc<std::sync::Mutex<RecordFault>>);
+
+impl RecordFaults {
+    fn set(&self, fault: RecordFault) {
+        *self.0.lock().unwrap() = fault;
+    }
+}
+
+impl keyclaim::store::layer::Layer for RecordFaults {
+    fn lwt<'a, T: Send + 'a>(
+        &'a self,
+        op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        write: futures::future::BoxFuture<
+            'a,
+            keyclaim::store::StoreResult<keyclaim::store::Cas<T>>,
+        >,
+    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<keyclaim::store::Cas<T>>> {
+        use futures::FutureExt;
+        use keyclaim::store::StoreError;
+        let fault = match op {
+            "insert_txn_record" => *self.0.lock().unwrap(),
+            _ => RecordFault::None,
+        };
+        async move {
+            match fault {
+                RecordFault::None => write.await,
+                RecordFault::Unavailable => Err(StoreError::Unavailable("injected".into())),
+                RecordFault::LostThenUnknown => Err(StoreError::Unknown("injected: lost".into())),
+                RecordFault::AppliedThenUnknown => {
+                    write.await?;
+                    Err(StoreError::Unknown("injected: applied".into()))
+                }
+            }
+        }
+        .boxed()
+    }
+
+    fn read<'a, T: Send + 'a>(
+        &'a self,
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        read: futures::future::BoxFuture<'a, keyclaim::store::StoreResult<T>>,
+    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<T>> {
+        read
+    }
+
+    fn write<'a>(
+        &'a self,
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
+        write: futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>>,
+    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>> {
+        write
+    }
+}
+
+/// A transaction whose decision the store did not record (its ROLLBACK's
+/// record write refused, or its COMMIT's outcome unknown) is decided by
+/// its own proxy in the background once the store answers again, and its
+/// intents are cleaned up: no row keeps an undecided intent waiting for a
+/// writer that may never come. A commit that landed after all stays
+/// committed; one that was lost ends aborted.
+#[tokio::test]
+async fn a_decision_the_store_did_not_record_is_settled_in_the_background() {
+    let faults = RecordFaults(Default::default());
+    let layer = faults.clone();
+    let server = common::start_layered(
+        |_| {},
+        move |store| std::sync::Arc::new(keyclaim::store::layer::Layered::wrap(store, layer)),
+    )
+    .await;
+    let c = server.connect().await;
+    setup(&c).await;
+    let cases = [
+        // (the fault, the block's end, what the client hears, whether the
+        // record stands meanwhile, id 1's balance after)
+        (RecordFault::Unavailable, "ROLLBACK", None, false, 100),
+        (
+            RecordFault::LostThenUnknown,
+            "COMMIT",
+            Some("40003"),
+            false,
+            100,
+        ),
+        (
+            RecordFault::AppliedThenUnknown,
+            "COMMIT",
+            Some("40003"),
+            true,
+            101,
+        ),
+    ];
+    for (fault, end, heard, recorded, balance) in cases {
+        c.batch_execute("BEGIN; UPDATE acct SET bal = bal + 1 WHERE id = 1")
+            .await
+            .unwrap();
+        faults.set(fault);
+        let answer = c.batch_execute(end).await;
+        assert_eq!(
+            answer
+                .as_ref()
+                .err()
+                .and_then(|e| e.as_db_error())
+                .map(|d| d.code().code()),
+            heard,
+            "{fault:?} at {end}: {answer:?}"
+        );
+        let left = common::intents(&server.store, "acct").await;
+        assert_eq!(left.len(), 1, "{fault:?}: the block's intent is in place");
+        assert_eq!(left[0].1.is_some(), recorded, "{fault:?}: {left:?}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        faults.set(RecordFault::None);
+        // Nothing writes row 1 meanwhile: only its own proxy can settle it
+        // and clean its intent up.
+        let waited = std::time::Instant::now();
+        while !common::intents(&server.store, "acct").await.is_empty() {
+            assert!(
+                waited.elapsed() < Duration::from_secs(5),
+                "{fault:?}: an intent stayed: {:?}",
+                common::intents(&server.store, "acct").await
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(balances(&c).await, vec![balance, 100], "{fault:?}");
+    }
+}

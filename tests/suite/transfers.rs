@@ -299,32 +299,12 @@ async fn transfers_are_atomic_and_never_read_dirty() {
         total.answers
     );
     // Nothing undecided is left on a row: the transactions of the sessions
-    // dropped at the deadline are aborted in the background, through the
-    // faulty store, which on a loaded machine (CI runs every suite at
-    // once) can take longer than the pause above. So the rows are read
-    // until no undecided intent is left, for at most 10 s.
-    let table: keyclaim::catalog::TableDef =
-        serde_json::from_str(&base.read_catalog("acct").await.unwrap().unwrap().definition)
-            .unwrap();
-    let waited = Instant::now();
-    loop {
-        let page = base.scan_rows(&table, None, 1000).await.unwrap();
-        let mut undecided = Vec::new();
-        for (_, row) in page.rows {
-            if let Some(intent) = row.intent {
-                if base.read_txn_record(intent.txn).await.unwrap().is_none() {
-                    undecided.push(intent.txn);
-                }
-            }
-        }
-        if undecided.is_empty() {
-            break;
-        }
-        assert!(
-            waited.elapsed() < Duration::from_secs(10),
-            "intents of undecided transactions stayed for 10 s: {undecided:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    // dropped at the deadline, and those whose decision the faulty store
+    // did not record (a refused rollback, a commit of unknown outcome), are
+    // decided in the background through the faulty store, which on a
+    // loaded machine (CI runs every suite at once) can take longer than
+    // the pause above. So the rows are read until no undecided intent is
+    // left, for at most 10 s.
+    common::await_all_decided(&base, "acct", Duration::from_secs(10)).await;
     test.cleanup().await;
 }

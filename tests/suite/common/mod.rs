@@ -450,3 +450,58 @@ pub async fn sweep_storage_and_check(store: &Arc<dyn Store>) -> (usize, Vec<Stri
     }
     (swept, problems)
 }
+
+/// The transaction of each intent on a row of table `name`, with its
+/// record (None while undecided), read from the store past any proxy.
+pub async fn intents(
+    store: &Arc<dyn Store>,
+    name: &str,
+) -> Vec<(keyclaim::store::TxnId, Option<keyclaim::store::TxnRecord>)> {
+    let rec = store.read_catalog(name).await.unwrap().unwrap();
+    let table: keyclaim::catalog::TableDef = serde_json::from_str(&rec.definition).unwrap();
+    let mut found = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store
+            .scan_rows(&table, after.as_deref(), 1000)
+            .await
+            .unwrap();
+        for (_, row) in page.rows {
+            if let Some(intent) = row.intent {
+                found.push((intent.txn, store.read_txn_record(intent.txn).await.unwrap()));
+            }
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return found,
+        }
+    }
+}
+
+/// The transactions with an intent on a row of table `name` and no record
+/// yet (undecided).
+pub async fn undecided_intents(store: &Arc<dyn Store>, name: &str) -> Vec<keyclaim::store::TxnId> {
+    let found = intents(store, name).await;
+    found
+        .into_iter()
+        .filter(|(_, rec)| rec.is_none())
+        .map(|(txn, _)| txn)
+        .collect()
+}
+
+/// Waits (up to `limit`) until no row of table `name` carries an intent of
+/// an undecided transaction; panics naming those left.
+pub async fn await_all_decided(store: &Arc<dyn Store>, name: &str, limit: std::time::Duration) {
+    let waited = std::time::Instant::now();
+    loop {
+        let undecided = undecided_intents(store, name).await;
+        if undecided.is_empty() {
+            return;
+        }
+        assert!(
+            waited.elapsed() < limit,
+            "intents of undecided transactions stayed for {limit:?}: {undecided:?}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
