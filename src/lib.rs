@@ -122,7 +122,9 @@
 //!   break a gone holder after fencing its transactions, register a
 //!   holder's transaction before its COMMIT) and `claims::slots` (a row
 //!   joining a group of a count limit takes one of its slots; a full group
-//!   is refused only once two reads of every slot agree).
+//!   is refused only once two reads of every slot agree); `claims::wakeups`
+//!   cuts a waiter's poll short when what it waits for ends on this proxy
+//!   (a transaction closing, an advisory lock released).
 //! - [`store`]: the `Store` trait (LWT primitives, and plain writes and
 //!   reads of index entries), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:

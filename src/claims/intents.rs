@@ -11,13 +11,12 @@
 
 use std::time::{Duration, Instant};
 
-use std::sync::Arc;
-
-use dashmap::{DashMap, DashSet};
-use tokio::sync::Notify;
+use dashmap::DashSet;
 use uuid::Uuid;
 
+use super::advisory::LockKey;
 use super::resolve::before_retry;
+use super::wakeups::Wakeups;
 use super::{now_ms, with_retries, RowWrite, WriteError};
 use crate::catalog::store_error;
 use crate::error::SqlError;
@@ -55,9 +54,12 @@ pub fn proxy_of(id: &TxnId) -> u32 {
 pub struct Peers {
     pub proxy: u32,
     open: DashSet<TxnId>,
-    /// Writers of this proxy waiting for one of its open transactions to
-    /// close, woken when it does (`Peers::pause_for`).
-    waiters: DashMap<TxnId, Arc<Notify>>,
+    /// Writers waiting for one of this proxy's open transactions to close
+    /// (`Peers::pause_for`).
+    closed: Wakeups<TxnId>,
+    /// Sessions waiting for an advisory lock a session of this proxy holds,
+    /// woken when it releases that lock (`claims::advisory`).
+    pub released: Wakeups<LockKey>,
     /// Advisory lock holders (sessions) of this proxy that still exist.
     holders: DashSet<Uuid>,
     lease: Duration,
@@ -68,7 +70,8 @@ impl Peers {
         Peers {
             proxy: rand::random(),
             open: DashSet::new(),
-            waiters: DashMap::new(),
+            closed: Wakeups::default(),
+            released: Wakeups::default(),
             holders: DashSet::new(),
             lease,
         }
@@ -85,9 +88,7 @@ impl Peers {
     /// aborted): whoever waits for it looks at its rows again now.
     pub fn close(&self, id: &TxnId) {
         self.open.remove(id);
-        if let Some((_, waiting)) = self.waiters.remove(id) {
-            waiting.notify_waiters();
-        }
+        self.closed.wake(id);
     }
 
     /// A waiter's pause before it looks at `holder`'s row again: `pause`,
@@ -101,15 +102,13 @@ impl Peers {
             tokio::time::sleep(pause).await;
             return;
         }
-        let waiting = self.waiters.entry(*holder).or_default().clone();
-        // Registered before the check below, so a close in between wakes
-        // it (`notify_waiters` reaches every `Notified` already made).
-        let closed = waiting.notified();
+        // Registered before the check below, so a close in between wakes it.
+        let watch = self.closed.watch(holder);
         if self.open.contains(holder) {
-            let _ = tokio::time::timeout(pause, closed).await;
+            watch.pause(pause).await;
         } else {
-            // Closed already: nothing will remove the entry made above.
-            self.waiters.remove(holder);
+            // Closed already: look again at once.
+            self.closed.forget(holder);
         }
     }
 
@@ -429,13 +428,14 @@ mod tests {
     /// does not wait, and leaves nothing registered.
     #[tokio::test]
     async fn a_wait_for_an_own_transaction_ends_when_it_closes() {
+        use std::sync::Arc;
         let peers = Arc::new(Peers::new(Duration::from_secs(1)));
         let holder = peers.begin();
         let waiter = tokio::spawn({
             let peers = peers.clone();
             async move { peers.pause_for(&holder, Duration::from_secs(600)).await }
         });
-        while !peers.waiters.contains_key(&holder) {
+        while peers.closed.is_empty() {
             tokio::task::yield_now().await;
         }
         peers.close(&holder);
@@ -443,14 +443,14 @@ mod tests {
             .await
             .expect("the wait ends at the close, not after its pause")
             .unwrap();
-        assert!(peers.waiters.is_empty());
+        assert!(peers.closed.is_empty());
         tokio::time::timeout(
             Duration::from_secs(60),
             peers.pause_for(&holder, Duration::from_secs(600)),
         )
         .await
         .expect("a closed transaction is not waited for");
-        assert!(peers.waiters.is_empty());
+        assert!(peers.closed.is_empty());
     }
 
     #[test]

@@ -19,6 +19,7 @@ mod resolve;
 mod row;
 mod slots;
 mod txn_write;
+pub mod wakeups;
 
 pub(crate) use resolve::lock_timeout;
 pub use resolve::KeyClaim;
