@@ -123,8 +123,8 @@
 //!   holder's transaction before its COMMIT) and `claims::slots` (a row
 //!   joining a group of a count limit takes one of its slots; a full group
 //!   is refused only once two reads of every slot agree); `claims::wakeups`
-//!   cuts a waiter's poll short when what it waits for ends on this proxy
-//!   (a transaction closing, an advisory lock released).
+//!   cuts a writer's poll short when the transaction it waits for is this
+//!   proxy's and closes.
 //! - [`store`]: the `Store` trait (LWT primitives, and plain writes and
 //!   reads of index entries), the embedded `memory`
 //!   store, `cassandra` (Cassandra / ScyllaDB through the scylla driver:

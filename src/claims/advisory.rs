@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 
 use uuid::Uuid;
 
-use super::intents::{decide, proxy_of, Peers, DEADLOCK_TIMEOUT};
-use super::wakeups::Watch;
+use super::intents::{decide, Peers, DEADLOCK_TIMEOUT};
 use super::{txn_birth_ms, with_retries, ClaimConfig, ClaimStats, Event};
 use crate::catalog::store_error;
 use crate::error::{sqlstate, SqlError, SqlResult};
@@ -234,14 +233,7 @@ pub async fn acquire(
                 cx.stats.bump(Event::Wait);
                 waited = true;
             }
-            // A holder on this proxy wakes the wait when it releases the
-            // key; one that releases before this registration is seen at
-            // the next poll.
-            let watch = live
-                .iter()
-                .any(|h| proxy_of(h) == cx.peers.proxy)
-                .then(|| cx.peers.released.watch(&key));
-            wait_once(cx, key, &live, since, &mut backoff, watch).await?;
+            wait_once(cx, key, &live, since, &mut backoff).await?;
             continue;
         }
         let taken = live.is_empty();
@@ -276,7 +268,6 @@ pub async fn release(cx: &LockCx<'_>, key: LockKey, keep: Modes) -> SqlResult<bo
             holders.remove(&cx.holder);
         }
         if write(cx, &bytes, current.as_ref(), holders).await? {
-            cx.peers.released.wake(&key);
             return Ok(true);
         }
     }
@@ -380,7 +371,6 @@ async fn wait_once(
     live: &[Uuid],
     since: Instant,
     backoff: &mut Duration,
-    watch: Option<Watch>,
 ) -> SqlResult<()> {
     if Instant::now() >= cx.deadline {
         return Err(SqlError::new(
@@ -398,10 +388,7 @@ async fn wait_once(
             ))
             .with_hint("See server log for query details."));
     }
-    match watch {
-        Some(watch) => watch.pause(*backoff).await,
-        None => tokio::time::sleep(*backoff).await,
-    }
+    tokio::time::sleep(*backoff).await;
     *backoff = (*backoff * 2).min(Duration::from_millis(20));
     Ok(())
 }

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use dashmap::DashSet;
 use uuid::Uuid;
 
-use super::advisory::LockKey;
 use super::resolve::before_retry;
 use super::wakeups::Wakeups;
 use super::{now_ms, with_retries, RowWrite, WriteError};
@@ -57,9 +56,6 @@ pub struct Peers {
     /// Writers waiting for one of this proxy's open transactions to close
     /// (`Peers::pause_for`).
     closed: Wakeups<TxnId>,
-    /// Sessions waiting for an advisory lock a session of this proxy holds,
-    /// woken when it releases that lock (`claims::advisory`).
-    pub released: Wakeups<LockKey>,
     /// Advisory lock holders (sessions) of this proxy that still exist.
     holders: DashSet<Uuid>,
     lease: Duration,
@@ -71,7 +67,6 @@ impl Peers {
             proxy: rand::random(),
             open: DashSet::new(),
             closed: Wakeups::default(),
-            released: Wakeups::default(),
             holders: DashSet::new(),
             lease,
         }
