@@ -19,32 +19,39 @@ use super::{
 use crate::catalog::TableDef;
 
 /// What to do around the store's LWTs and reads. `op` names the operation,
-/// `space` the table or constraint, `key` the partition.
+/// `space` the table or constraint, `key` the partition. Each kind passes
+/// through unless the layer says otherwise.
 pub trait Layer: Send + Sync + 'static {
     fn lwt<'a, T: Send + 'a>(
         &'a self,
-        op: &'static str,
-        space: &'a str,
-        key: &'a [u8],
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
         write: BoxFuture<'a, StoreResult<Cas<T>>>,
-    ) -> BoxFuture<'a, StoreResult<Cas<T>>>;
+    ) -> BoxFuture<'a, StoreResult<Cas<T>>> {
+        write
+    }
 
     fn read<'a, T: Send + 'a>(
         &'a self,
-        op: &'static str,
-        space: &'a str,
-        key: &'a [u8],
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
         read: BoxFuture<'a, StoreResult<T>>,
-    ) -> BoxFuture<'a, StoreResult<T>>;
+    ) -> BoxFuture<'a, StoreResult<T>> {
+        read
+    }
 
     /// A plain write (an index entry): no compare-and-set, idempotent.
     fn write<'a>(
         &'a self,
-        op: &'static str,
-        space: &'a str,
-        key: &'a [u8],
+        _op: &'static str,
+        _space: &'a str,
+        _key: &'a [u8],
         write: BoxFuture<'a, StoreResult<()>>,
-    ) -> BoxFuture<'a, StoreResult<()>>;
+    ) -> BoxFuture<'a, StoreResult<()>> {
+        write
+    }
 
     /// Whether catalog entries (DDL) pass through this layer too; sequence
     /// counters always do.

@@ -41,16 +41,6 @@ impl Layer for SlowReplies {
         .boxed()
     }
 
-    fn read<'a, T: Send + 'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        read: BoxFuture<'a, StoreResult<T>>,
-    ) -> BoxFuture<'a, StoreResult<T>> {
-        read
-    }
-
     fn write<'a>(
         &'a self,
         _op: &'static str,

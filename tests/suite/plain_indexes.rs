@@ -16,7 +16,7 @@ use futures::future::BoxFuture;
 use futures::{FutureExt, StreamExt};
 use keyclaim::engine::Outcome;
 use keyclaim::store::layer::{Layer, Layered};
-use keyclaim::store::{Cas, StoreResult};
+use keyclaim::store::StoreResult;
 use keyclaim::types::SqlType;
 use tokio_postgres::Client;
 
@@ -342,26 +342,6 @@ struct SlowEntries {
 }
 
 impl Layer for SlowEntries {
-    fn lwt<'a, T: Send + 'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        write: BoxFuture<'a, StoreResult<Cas<T>>>,
-    ) -> BoxFuture<'a, StoreResult<Cas<T>>> {
-        write
-    }
-
-    fn read<'a, T: Send + 'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        read: BoxFuture<'a, StoreResult<T>>,
-    ) -> BoxFuture<'a, StoreResult<T>> {
-        read
-    }
-
     fn write<'a>(
         &'a self,
         _op: &'static str,

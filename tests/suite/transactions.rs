@@ -407,19 +407,6 @@ struct SlowRead {
 }
 
 impl keyclaim::store::layer::Layer for SlowRead {
-    fn lwt<'a, T: Send + 'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        write: futures::future::BoxFuture<
-            'a,
-            keyclaim::store::StoreResult<keyclaim::store::Cas<T>>,
-        >,
-    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<keyclaim::store::Cas<T>>> {
-        write
-    }
-
     fn read<'a, T: Send + 'a>(
         &'a self,
         op: &'static str,
@@ -438,16 +425,6 @@ impl keyclaim::store::layer::Layer for SlowRead {
             read.await
         }
         .boxed()
-    }
-
-    fn write<'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        write: futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>>,
-    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>> {
-        write
     }
 }
 
@@ -541,26 +518,6 @@ impl keyclaim::store::layer::Layer for RecordFaults {
             }
         }
         .boxed()
-    }
-
-    fn read<'a, T: Send + 'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        read: futures::future::BoxFuture<'a, keyclaim::store::StoreResult<T>>,
-    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<T>> {
-        read
-    }
-
-    fn write<'a>(
-        &'a self,
-        _op: &'static str,
-        _space: &'a str,
-        _key: &'a [u8],
-        write: futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>>,
-    ) -> futures::future::BoxFuture<'a, keyclaim::store::StoreResult<()>> {
-        write
     }
 }
 
