@@ -579,15 +579,11 @@ async fn a_decision_the_store_did_not_record_is_settled_in_the_background() {
         faults.set(RecordFault::None);
         // Nothing writes row 1 meanwhile: only its own proxy can settle it
         // and clean its intent up.
-        let waited = std::time::Instant::now();
-        while !common::intents(&server.store, "acct").await.is_empty() {
-            assert!(
-                waited.elapsed() < Duration::from_secs(5),
-                "{fault:?}: an intent stayed: {:?}",
-                common::intents(&server.store, "acct").await
-            );
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
+        let what = format!("{fault:?}: intents");
+        common::await_no_intents(&server.store, "acct", Duration::from_secs(5), &what, |_| {
+            true
+        })
+        .await;
         assert_eq!(balances(&c).await, vec![balance, 100], "{fault:?}");
     }
 }

@@ -478,29 +478,26 @@ pub async fn intents(
     }
 }
 
-/// The transactions with an intent on a row of table `name` and no record
-/// yet (undecided).
-pub async fn undecided_intents(store: &Arc<dyn Store>, name: &str) -> Vec<keyclaim::store::TxnId> {
-    let found = intents(store, name).await;
-    found
-        .into_iter()
-        .filter(|(_, rec)| rec.is_none())
-        .map(|(txn, _)| txn)
-        .collect()
-}
-
-/// Waits (up to `limit`) until no row of table `name` carries an intent of
-/// an undecided transaction; panics naming those left.
-pub async fn await_all_decided(store: &Arc<dyn Store>, name: &str, limit: std::time::Duration) {
+/// Waits (up to `limit`) until no row of table `name` carries an intent
+/// that `counts` (given its transaction's record, None while undecided);
+/// panics naming those left, and `what` they are.
+pub async fn await_no_intents(
+    store: &Arc<dyn Store>,
+    name: &str,
+    limit: std::time::Duration,
+    what: &str,
+    counts: impl Fn(&Option<keyclaim::store::TxnRecord>) -> bool,
+) {
     let waited = std::time::Instant::now();
     loop {
-        let undecided = undecided_intents(store, name).await;
-        if undecided.is_empty() {
+        let mut left = intents(store, name).await;
+        left.retain(|(_, rec)| counts(rec));
+        if left.is_empty() {
             return;
         }
         assert!(
             waited.elapsed() < limit,
-            "intents of undecided transactions stayed for {limit:?}: {undecided:?}"
+            "{what} stayed for {limit:?}: {left:?}"
         );
         tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
