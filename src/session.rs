@@ -27,8 +27,10 @@ pub type Settings = Arc<BTreeMap<String, String>>;
 
 #[derive(Debug, Clone, Default)]
 pub struct Session {
-    pub user: String,
-    pub database: String,
+    /// Shared with each statement's copy of the session
+    /// ([`Session::for_statement`]): not copied per statement.
+    pub user: Arc<str>,
+    pub database: Arc<str>,
     /// The transaction block this connection is in, if any.
     pub txn: Block,
     /// The block's transaction, from its first write until it ends.
@@ -126,8 +128,8 @@ impl Session {
     /// the value in effect.
     pub fn new(user: &str, database: &str, startup: &HashMap<String, String>) -> Session {
         let mut session = Session {
-            user: user.to_owned(),
-            database: database.to_owned(),
+            user: user.into(),
+            database: database.into(),
             ..Session::default()
         };
         Arc::make_mut(&mut session.settings)

@@ -32,10 +32,10 @@ impl Env for SessionEnv {
         self.session.setting(name)
     }
     fn user(&self) -> String {
-        self.session.user.clone()
+        self.session.user.to_string()
     }
     fn database(&self) -> String {
-        self.session.database.clone()
+        self.session.database.to_string()
     }
     fn statement_time(&self) -> DateTime<Utc> {
         self.now

@@ -3,7 +3,7 @@
 //! read for each, or a paged scan that streams and never holds the table
 //! in memory.
 
-use std::borrow::Cow;
+use std::borrow::{Borrow, Cow};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
@@ -32,27 +32,27 @@ fn pinned_key(
 ) -> SqlResult<Option<Vec<u8>>> {
     let values = exprs
         .iter()
-        .map(|e| e.eval(cx))
+        .map(|e| e.operand(cx))
         .collect::<SqlResult<Vec<_>>>()?;
-    Ok(key_of(table, cols, values))
+    Ok(key_of(table, cols, &values))
 }
 
 /// The key bytes of `values` in the key's column types; None as for
 /// `pinned_key`. A numeric typmod is left out: `WHERE k = 1.005` compares
 /// with numeric(5,2)'s 1.01 unrounded, so it finds nothing.
-fn key_of(table: &TableDef, cols: &[usize], values: Vec<Value>) -> Option<Vec<u8>> {
+fn key_of<V: Borrow<Value>>(table: &TableDef, cols: &[usize], values: &[V]) -> Option<Vec<u8>> {
     let mut typed = Vec::with_capacity(values.len());
     for (&c, v) in cols.iter().zip(values) {
+        let v = v.borrow();
         if v.is_null() {
             return None;
         }
         typed.push(
-            v.cast_to(&table.columns[c].ty.without_numeric_typmod())
+            v.cast_cow(&table.columns[c].ty.without_numeric_typmod())
                 .ok()?,
         );
     }
-    let refs: Vec<&Value> = typed.iter().collect();
-    Some(encode_key(&refs))
+    Some(encode_key(&typed))
 }
 
 /// The values a key list names: each item's, or each element of the array.
@@ -152,25 +152,25 @@ pub(crate) async fn by_columns(
     values: &[Value],
 ) -> SqlResult<Option<Found>> {
     // The values in the key's own column order.
-    let in_order = |key_cols: &[usize]| -> Option<Vec<Value>> {
+    let in_order = |key_cols: &[usize]| -> Option<Vec<&Value>> {
         if key_cols.len() != cols.len() {
             return None;
         }
         key_cols
             .iter()
-            .map(|k| cols.iter().position(|c| c == k).map(|j| values[j].clone()))
+            .map(|k| cols.iter().position(|c| c == k).map(|j| &values[j]))
             .collect()
     };
     let stored_by = t.key_columns();
     if let Some(v) = in_order(&stored_by) {
-        let Some(key) = key_of(t, &stored_by, v) else {
+        let Some(key) = key_of(t, &stored_by, &v) else {
             return Ok(None);
         };
         return read_by(store, view, t, By::Primary, key).await;
     }
     for (n, u) in t.uniques.iter().enumerate().filter(|(_, u)| u.is_whole()) {
         if let Some(v) = in_order(&u.columns) {
-            let Some(key) = key_of(t, &u.columns, v) else {
+            let Some(key) = key_of(t, &u.columns, &v) else {
                 return Ok(None);
             };
             return read_by(store, view, t, By::Unique(n), key).await;
@@ -265,7 +265,7 @@ fn listed_keys(
 ) -> SqlResult<BTreeSet<Vec<u8>>> {
     Ok(listed_values(items, cx)?
         .into_iter()
-        .filter_map(|v| key_of(table, cols, vec![v]))
+        .filter_map(|v| key_of(table, cols, &[v]))
         .collect())
 }
 

@@ -5,6 +5,7 @@
 //! as PostgreSQL's "unknown" type does: `id = '7'` compares integers, and
 //! `id = $1` makes `$1` an integer parameter.
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 
 use rust_decimal::Decimal;
@@ -1292,13 +1293,13 @@ impl Expr {
             Expr::Binary(op, l, r) => binary(*op, l, r, cx)?,
             Expr::IsNull(inner, negated) => Value::Bool(inner.eval(cx)?.is_null() != *negated),
             Expr::InList(target, items, negated) => {
-                let v = target.eval(cx)?;
+                let v = target.operand(cx)?;
                 if v.is_null() {
                     return Ok(Value::Null);
                 }
                 let mut saw_null = false;
                 for item in items {
-                    let iv = item.eval(cx)?;
+                    let iv = item.operand(cx)?;
                     match compare(&v, &iv)? {
                         Some(Ordering::Equal) => return Ok(Value::Bool(!negated)),
                         None => saw_null = true,
@@ -1385,6 +1386,23 @@ impl Expr {
     }
 
     /// True iff the expression evaluates to TRUE (NULL and FALSE filter out).
+    /// The expression's value, borrowed where it is one already there (a
+    /// literal, a parameter, a column of the row or of EXCLUDED): comparing
+    /// or keying by it then copies nothing.
+    pub fn operand<'a>(&'a self, cx: &EvalCtx<'a>) -> SqlResult<Cow<'a, Value>> {
+        static NULL: Value = Value::Null;
+        let at = |values: Option<&'a [Value]>, i: usize| {
+            Cow::Borrowed(values.and_then(|r| r.get(i)).unwrap_or(&NULL))
+        };
+        Ok(match self {
+            Expr::Literal(v) => Cow::Borrowed(v),
+            Expr::Param(n) if *n < cx.params.len() => Cow::Borrowed(&cx.params[*n]),
+            Expr::Column(i) => at(cx.row, *i),
+            Expr::Excluded(i) => at(cx.excluded, *i),
+            _ => Cow::Owned(self.eval(cx)?),
+        })
+    }
+
     pub fn holds(&self, cx: &EvalCtx<'_>) -> SqlResult<bool> {
         Ok(truth(&self.eval(cx)?)? == Some(true))
     }
@@ -1547,7 +1565,7 @@ fn binary(op: BinOp, l: &Expr, r: &Expr, cx: &EvalCtx<'_>) -> SqlResult<Value> {
             })
         }
         op if op.is_comparison() => {
-            let (a, b) = (l.eval(cx)?, r.eval(cx)?);
+            let (a, b) = (l.operand(cx)?, r.operand(cx)?);
             Ok(match compare(&a, &b)? {
                 None => Value::Null,
                 Some(o) => Value::Bool(holds_for(op, o)),

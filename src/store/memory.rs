@@ -34,8 +34,12 @@ type Key = SmallVec<[u8; 24]>;
 
 type RowMap = BTreeMap<Key, RowRecord>;
 
+/// The store's hash maps: keys are users' values, so the hash is seeded
+/// per process (as SipHash is) but cheaper on the short keys they hold.
+type HashMap<K, V> = DashMap<K, V, ahash::RandomState>;
+
 /// One constraint's claims, by key.
-type ClaimMap = DashMap<Key, ClaimRecord>;
+type ClaimMap = HashMap<Key, ClaimRecord>;
 
 /// Counts of LWTs and reads, for benchmarks and tests.
 #[derive(Debug, Default)]
@@ -52,15 +56,15 @@ pub struct OpCounts {
 
 #[derive(Default)]
 pub struct MemoryStore {
-    rows: DashMap<String, Arc<RwLock<RowMap>>>,
+    rows: HashMap<String, Arc<RwLock<RowMap>>>,
     /// Claims by constraint, then by key: found from the borrowed name and
     /// bytes (no key built for a lookup), and a constraint's dropped at once.
-    claims: DashMap<String, Arc<ClaimMap>>,
+    claims: HashMap<String, Arc<ClaimMap>>,
     catalog: Mutex<BTreeMap<String, CatalogRecord>>,
-    txn_records: DashMap<TxnId, TxnRecord>,
-    heartbeats: DashMap<u32, u64>,
-    locks: DashMap<Vec<u8>, LockRecord>,
-    index_entries: DashMap<(String, Vec<u8>), BTreeSet<Vec<u8>>>,
+    txn_records: HashMap<TxnId, TxnRecord>,
+    heartbeats: HashMap<u32, u64>,
+    locks: HashMap<Vec<u8>, LockRecord>,
+    index_entries: HashMap<(String, Vec<u8>), BTreeSet<Vec<u8>>>,
     pub counts: OpCounts,
 }
 
@@ -88,7 +92,7 @@ impl MemoryStore {
 
 /// The shared map `name` stands for in `maps`, made empty on first use;
 /// found from the borrowed name (a name is copied only when it is new).
-fn named<T: Default>(maps: &DashMap<String, Arc<T>>, name: &str) -> Arc<T> {
+fn named<T: Default>(maps: &HashMap<String, Arc<T>>, name: &str) -> Arc<T> {
     if let Some(m) = maps.get(name) {
         return m.clone();
     }

@@ -112,10 +112,10 @@ fn float_key(f: f64, out: &mut Vec<u8>) {
 }
 
 /// Canonical bytes of a (possibly composite) key: a length-prefixed tuple.
-pub fn encode_key(values: &[&Value]) -> Vec<u8> {
+pub fn encode_key<V: std::borrow::Borrow<Value>>(values: &[V]) -> Vec<u8> {
     let mut out = Vec::with_capacity(16 * values.len());
     for v in values {
-        push_prefixed(v, &mut out);
+        push_prefixed(v.borrow(), &mut out);
     }
     out
 }
