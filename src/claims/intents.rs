@@ -255,7 +255,7 @@ pub fn folded(row: &RowRecord, committed: Option<Stamp>) -> RowRecord {
 pub fn own_view(row: &RowRecord, intent: &Intent) -> RowRecord {
     RowRecord {
         live: intent.live,
-        claims: intent.claims.clone(),
+        claims: intent.claims.clone().into(),
         values: intent.values.clone(),
         intent: None,
         ..row.clone()

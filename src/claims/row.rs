@@ -321,7 +321,7 @@ pub async fn update_row(
                 Err(e) => return Err(e),
             };
         stop_before_commit(w, &changed, txn).await?;
-        let mut claims = current.claims.clone();
+        let mut claims = (*current.claims).clone();
         for k in &replaced {
             claims.remove(&k.entry(w.table));
         }

@@ -46,7 +46,7 @@ pub(super) fn carried(
     before: &RowRecord,
     values: &[Value],
 ) -> BTreeMap<String, TxnId> {
-    let mut claims = before.claims.clone();
+    let mut claims = (*before.claims).clone();
     for l in &table.count_limits {
         if l.group_of(&before.values) != l.group_of(values) {
             if let Some(s) = l.slot_in(&before.claims) {

@@ -29,6 +29,7 @@ pub mod layer;
 pub mod memory;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use async_trait::async_trait;
 use uuid::Uuid;
@@ -43,6 +44,11 @@ pub type TxnId = Uuid;
 /// nanoseconds since the Unix epoch. 0 is before anything was stamped.
 pub type Stamp = u64;
 
+/// A row's claims: constraint id -> txn of the claim backing its key.
+/// Shared, as a row's claims change only with its keys: a read of the row
+/// copies none of them.
+pub type Claims = Arc<BTreeMap<String, TxnId>>;
+
 /// The state of one row partition. Deletes leave it dead, never absent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RowRecord {
@@ -51,7 +57,7 @@ pub struct RowRecord {
     /// `__live`: false once deleted (or fenced from absent).
     pub live: bool,
     /// `__claims`: constraint id -> txn of the claim backing this row's key.
-    pub claims: BTreeMap<String, TxnId>,
+    pub claims: Claims,
     /// Data columns in table order; empty when dead.
     pub values: Vec<Value>,
     /// `__at`, `__by`: when the committed state above was committed, and
@@ -104,7 +110,7 @@ impl RowRecord {
         RowRecord {
             version,
             live: false,
-            claims: BTreeMap::new(),
+            claims: Claims::default(),
             values: Vec::new(),
             at: 0,
             by: Uuid::nil(),
@@ -117,7 +123,7 @@ impl RowRecord {
     pub fn live(version: TxnId, claims: BTreeMap<String, TxnId>, values: Vec<Value>) -> RowRecord {
         RowRecord {
             live: true,
-            claims,
+            claims: Arc::new(claims),
             values,
             ..RowRecord::dead(version)
         }
@@ -143,7 +149,7 @@ impl RowRecord {
     pub fn succeeded(
         &self,
         live: bool,
-        claims: BTreeMap<String, TxnId>,
+        claims: impl Into<Claims>,
         values: Vec<Value>,
         at: Stamp,
         by: TxnId,
@@ -151,7 +157,7 @@ impl RowRecord {
         RowRecord {
             version: self.version,
             live,
-            claims,
+            claims: claims.into(),
             values,
             at,
             by,

@@ -310,7 +310,7 @@ impl Named<'_> {
             RowRecord {
                 version,
                 live,
-                claims,
+                claims: claims.into(),
                 values,
                 at,
                 by,
