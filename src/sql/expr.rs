@@ -1385,7 +1385,6 @@ impl Expr {
         })
     }
 
-    /// True iff the expression evaluates to TRUE (NULL and FALSE filter out).
     /// The expression's value, borrowed where it is one already there (a
     /// literal, a parameter, a column of the row or of EXCLUDED): comparing
     /// or keying by it then copies nothing.
@@ -1403,6 +1402,7 @@ impl Expr {
         })
     }
 
+    /// True iff the expression evaluates to TRUE (NULL and FALSE filter out).
     pub fn holds(&self, cx: &EvalCtx<'_>) -> SqlResult<bool> {
         Ok(truth(&self.eval(cx)?)? == Some(true))
     }

@@ -13,12 +13,6 @@ use super::{out_of_range, SqlType, Value, CANNOT_COERCE};
 use crate::error::{sqlstate, SqlError, SqlResult};
 
 impl Value {
-    /// Assignment cast into a column of type `ty`, as PostgreSQL does on
-    /// INSERT/UPDATE: integer range (22003 "smallint out of range"),
-    /// varchar(n) length (22001 `value too long for type character varying(3)`),
-    /// char(n) padding, text -> any type through `parse_text`, numeric
-    /// widening, int <-> float <-> numeric, numeric(p, s) rounding and
-    /// bounds (22003 "numeric field overflow").
     /// [`Value::cast_to`], borrowing the value where the cast leaves it as
     /// it is (a bigint into bigint, text into text): a key read by a
     /// parameter then copies nothing.
@@ -41,6 +35,12 @@ impl Value {
         }
     }
 
+    /// Assignment cast into a column of type `ty`, as PostgreSQL does on
+    /// INSERT/UPDATE: integer range (22003 "smallint out of range"),
+    /// varchar(n) length (22001 `value too long for type character varying(3)`),
+    /// char(n) padding, text -> any type through `parse_text`, numeric
+    /// widening, int <-> float <-> numeric, numeric(p, s) rounding and
+    /// bounds (22003 "numeric field overflow").
     pub fn cast_to(&self, ty: &SqlType) -> SqlResult<Value> {
         use SqlType as T;
         use Value as V;
