@@ -1267,24 +1267,10 @@ impl Expr {
 impl Expr {
     pub fn eval(&self, cx: &EvalCtx<'_>) -> SqlResult<Value> {
         Ok(match self {
-            Expr::Literal(v) => v.clone(),
+            Expr::Literal(_) | Expr::Param(_) | Expr::Column(_) | Expr::Excluded(_) => {
+                self.operand(cx)?.into_owned()
+            }
             Expr::Unknown(s, _) => Value::Text(s.clone()),
-            Expr::Param(n) => cx.params.get(*n).cloned().ok_or_else(|| {
-                SqlError::new(
-                    sqlstate::UNDEFINED_PARAMETER,
-                    format!("there is no parameter ${}", n + 1),
-                )
-            })?,
-            Expr::Column(i) => cx
-                .row
-                .and_then(|r| r.get(*i))
-                .cloned()
-                .unwrap_or(Value::Null),
-            Expr::Excluded(i) => cx
-                .excluded
-                .and_then(|r| r.get(*i))
-                .cloned()
-                .unwrap_or(Value::Null),
             Expr::Not(inner) => match truth(&inner.eval(cx)?)? {
                 Some(b) => Value::Bool(!b),
                 None => Value::Null,
@@ -1387,7 +1373,8 @@ impl Expr {
 
     /// The expression's value, borrowed where it is one already there (a
     /// literal, a parameter, a column of the row or of EXCLUDED): comparing
-    /// or keying by it then copies nothing.
+    /// or keying by it then copies nothing. `eval` finds these values here
+    /// too, and copies them.
     pub fn operand<'a>(&'a self, cx: &EvalCtx<'a>) -> SqlResult<Cow<'a, Value>> {
         static NULL: Value = Value::Null;
         let at = |values: Option<&'a [Value]>, i: usize| {
@@ -1395,7 +1382,12 @@ impl Expr {
         };
         Ok(match self {
             Expr::Literal(v) => Cow::Borrowed(v),
-            Expr::Param(n) if *n < cx.params.len() => Cow::Borrowed(&cx.params[*n]),
+            Expr::Param(n) => Cow::Borrowed(cx.params.get(*n).ok_or_else(|| {
+                SqlError::new(
+                    sqlstate::UNDEFINED_PARAMETER,
+                    format!("there is no parameter ${}", n + 1),
+                )
+            })?),
             Expr::Column(i) => at(cx.row, *i),
             Expr::Excluded(i) => at(cx.excluded, *i),
             _ => Cow::Owned(self.eval(cx)?),
